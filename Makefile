@@ -1,0 +1,44 @@
+# Two commands on a fresh machine (Python 3.10+ and make): `make serve`, `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+# Not 8000: Triton's HTTP endpoint takes 8000 in the tutorials, so both can run side by side.
+PORT ?= 8080
+STAMP := $(VENV)/.installed-stamp
+export NO_MKDOCS_2_WARNING := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: venv serve build test test-gpu notebooks lock clean
+
+# Re-install only when the dependency pins change.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,engine,test]"
+	@touch $@
+
+venv: $(STAMP)
+
+serve: venv  ## build and serve the guide at http://$(HOST):$(PORT)
+	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
+
+build: venv  ## build the static site into site/
+	$(BIN)/mkdocs build --strict
+
+test: venv  ## the CPU tier: site, notebooks, validators, real tritonserver
+	$(BIN)/python -m pytest
+
+test-gpu: venv  ## the GPU tier: needs an NVIDIA GPU and tensorrt_llm
+	$(BIN)/python -m specdec_guide.gpu_tier
+	$(BIN)/python -m pytest -m gpu -p no:cacheprovider --override-ini="addopts=-ra --nbmake --nbmake-timeout=1800"
+
+notebooks: venv  ## sync the jupytext pairs and re-run the CPU notebooks, storing their outputs
+	$(BIN)/python -m specdec_guide.notebooks sync
+	$(BIN)/python -m specdec_guide.notebooks run
+
+lock: venv  ## refresh constraints.txt from the current venv
+	$(BIN)/python -m pip freeze --exclude-editable --exclude specdec-guide > constraints.txt
+
+clean:
+	rm -rf site .cache .pytest_cache

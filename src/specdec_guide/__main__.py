@@ -1,0 +1,3 @@
+from specdec_guide.cli import main
+
+raise SystemExit(main())

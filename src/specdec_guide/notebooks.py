@@ -1,0 +1,199 @@
+"""The guide's notebooks: find them, read their tier, keep the jupytext pairs in sync, and
+execute the CPU ones with a provenance stamp.
+
+The percent-format ``.py`` is the source; the ``.ipynb`` beside it carries the outputs the
+site renders. Those outputs must come from a real run of the current source, so
+:func:`execute` writes a stamp into the notebook's metadata (``specdec_guide.last_run``) with
+the date, the machine and the package versions, and a hash of the code it ran. The tests
+compare that hash with the source: an edited cell without a fresh run fails the build.
+
+``python -m specdec_guide.notebooks sync|check|run`` is what ``make notebooks`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata as _metadata
+from pathlib import Path
+
+from specdec_guide.diagnostics import UserError
+
+TIERS = ("cpu", "gpu")
+#: Packages whose versions go into a run's stamp.
+STAMPED_PACKAGES = ("specdec-guide", "torch", "transformers", "nvidia-pytriton", "tensorrt_llm")
+CELL_TIMEOUT_S = 300
+
+
+def repo_root(start: Path | None = None) -> Path:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "mkdocs.yml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    raise UserError(f"{here}: not inside the guide's repository (no mkdocs.yml with notebooks/ above it)")
+
+
+@dataclass(frozen=True)
+class NotebookInfo:
+    source: Path  # the percent-format .py
+    paired: Path  # the .ipynb
+    tier: str  # "cpu" or "gpu"
+    meta: dict  # the notebook's `specdec_guide` metadata block
+
+
+def list_notebooks(root: Path | None = None) -> list[NotebookInfo]:
+    """Every notebook source under notebooks/, with its declared tier.
+
+    A missing or unknown tier is an error: each notebook must say what it needs to run.
+    """
+    import jupytext
+
+    root = root or repo_root()
+    found = []
+    for src in sorted((root / "notebooks").glob("*.py")):
+        nb = jupytext.read(src)
+        meta = nb.metadata.get("specdec_guide") or {}
+        tier = meta.get("tier")
+        if tier not in TIERS:
+            raise UserError(f"{src}:1:1: notebook metadata must declare specdec_guide.tier: cpu or gpu (got {tier!r})")
+        if tier == "gpu":
+            missing = [k for k in ("container", "trtllm_version") if not meta.get(k)]
+            if missing:
+                raise UserError(f"{src}:1:1: a gpu notebook must declare specdec_guide.{', '.join(missing)}")
+        found.append(NotebookInfo(src, src.with_suffix(".ipynb"), tier, dict(meta)))
+    return found
+
+
+def code_hash(nb) -> str:
+    """Hash of the code cells' sources: what a run's outputs depend on."""
+    digest = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            digest.update(cell.source.strip().encode() + b"\0")
+    return digest.hexdigest()
+
+
+def out_of_sync(info: NotebookInfo) -> str | None:
+    """Why the .py and .ipynb of a pair differ, or None when they agree cell for cell."""
+    import jupytext
+
+    if not info.paired.is_file():
+        return f"{info.paired} is missing (run `make notebooks`)"
+    py_nb = jupytext.read(info.source)
+    ipynb = jupytext.read(info.paired)
+    py_cells = [(c.cell_type, c.source.strip()) for c in py_nb.cells]
+    nb_cells = [(c.cell_type, c.source.strip()) for c in ipynb.cells]
+    if len(py_cells) != len(nb_cells):
+        return f"{info.source} has {len(py_cells)} cells, {info.paired.name} has {len(nb_cells)}"
+    for i, (a, b) in enumerate(zip(py_cells, nb_cells), start=1):
+        if a != b:
+            return f"{info.source}: cell {i} differs from {info.paired.name}"
+    if (py_nb.metadata.get("specdec_guide") or {}) != {
+        k: v for k, v in (ipynb.metadata.get("specdec_guide") or {}).items() if k != "last_run"
+    }:
+        return f"{info.source}: specdec_guide metadata differs from {info.paired.name}"
+    return None
+
+
+def stale_outputs(info: NotebookInfo) -> str | None:
+    """Why the stored outputs of a CPU notebook do not come from a run of its current source."""
+    import nbformat
+
+    nb = nbformat.read(info.paired, as_version=4)
+    stamp = (nb.metadata.get("specdec_guide") or {}).get("last_run")
+    if not stamp:
+        return f"{info.paired}: no specdec_guide.last_run stamp (run `make notebooks`)"
+    if stamp.get("code_sha256") != code_hash(nb):
+        return f"{info.paired}: code changed since the stored run of {stamp.get('date')} (run `make notebooks`)"
+    for i, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type == "code" and cell.source.strip() and cell.get("execution_count") is None:
+            return f"{info.paired}: code cell {i} has no execution count: it did not run"
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if out.get("output_type") == "error":
+                return f"{info.paired}: code cell {i} stored an error"
+    return None
+
+
+def sync(info: NotebookInfo) -> None:
+    """Write the .ipynb from the .py, keeping the outputs of cells whose source is unchanged."""
+    import jupytext
+
+    nb = jupytext.read(info.source)
+    if info.paired.is_file():
+        old = jupytext.read(info.paired)
+        nb = jupytext.combine.combine_inputs_with_outputs(nb, old)
+        if "last_run" in (old.metadata.get("specdec_guide") or {}):
+            nb.metadata.setdefault("specdec_guide", {})["last_run"] = old.metadata["specdec_guide"]["last_run"]
+    jupytext.write(nb, info.paired, fmt="ipynb")
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in STAMPED_PACKAGES:
+        try:
+            out[name] = _metadata.version(name)
+        except _metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
+    """Run a notebook top to bottom in a fresh kernel, store outputs and the provenance stamp."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    sync(info)
+    nb = jupytext.read(info.paired)
+    start = time.monotonic()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(info.source.parent)}}).execute()
+    took = round(time.monotonic() - start, 1)
+    meta = nb.metadata.setdefault("specdec_guide", {})
+    meta["last_run"] = {
+        "date": _dt.date.today().isoformat(),
+        "where": f"{platform.system()} {platform.machine()}, CPU only" if info.tier == "cpu" else platform.node(),
+        "versions": _versions(),
+        "duration_s": took,
+        "code_sha256": code_hash(nb),
+    }
+    nbformat.write(nb, info.paired)
+    return took
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specdec_guide.notebooks")
+    parser.add_argument("action", choices=("sync", "check", "run"),
+                        help="sync: .py -> .ipynb; check: pairs in sync and outputs fresh; run: execute CPU notebooks")
+    parser.add_argument("names", nargs="*", help="only these notebooks (file names or stems)")
+    args = parser.parse_args(argv)
+    try:
+        infos = [i for i in list_notebooks()
+                 if not args.names or i.source.name in args.names or i.source.stem in args.names]
+        problems = []
+        for info in infos:
+            if args.action == "sync":
+                sync(info)
+                print(f"synced {info.paired}")
+            elif args.action == "run":
+                if info.tier != "cpu":
+                    print(f"skipped {info.source.name}: tier {info.tier} (run it on a GPU box: make test-gpu)")
+                    continue
+                print(f"ran {info.paired} in {execute(info):.1f} s")
+            else:
+                problems += [p for p in (out_of_sync(info), info.tier == "cpu" and stale_outputs(info)) if p]
+        for p in problems:
+            print(p, file=sys.stderr)
+        return 1 if problems else 0
+    except UserError as err:
+        print(err, file=sys.stderr)
+        return err.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

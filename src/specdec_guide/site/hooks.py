@@ -1,0 +1,57 @@
+"""MkDocs hooks: what the site build adds on top of the Markdown pages.
+
+- ``speculative_decoding/verification.md`` is generated at build time from
+  ``specdec-guide coverage``, so the page that tells readers how each snippet is verified
+  can never drift from the checks that really run.
+- Each notebook page gets a "last verified" banner from the provenance stamp that
+  ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
+  notebook declares).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from mkdocs.structure.files import File
+
+VERIFICATION_PAGE = "speculative_decoding/verification.md"
+
+
+def on_files(files, config):
+    from specdec_guide.coverage import markdown_page
+
+    root = Path(config["config_file_path"]).parent
+    files.append(File.generated(config, VERIFICATION_PAGE, content=markdown_page(root)))
+    return files
+
+
+def _banner(meta: dict) -> str:
+    tier = meta.get("tier", "cpu")
+    run = meta.get("last_run")
+    if tier == "gpu":
+        title = "GPU tier"
+        body = (f"Written for <code>{html.escape(str(meta.get('container')))}</code> with TensorRT-LLM "
+                f"{html.escape(str(meta.get('trtllm_version')))}. It runs only on an NVIDIA GPU with "
+                "TensorRT-LLM (<code>make test-gpu</code>); outputs shown come from that run, if any.")
+        if run:
+            body += f" Last run {html.escape(run['date'])} on {html.escape(run['where'])}."
+        kind = "warning"
+    elif run:
+        versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items())
+        title = f"Last verified {html.escape(run['date'])}"
+        body = (f"Every output below comes from executing this notebook on {html.escape(run['where'])} "
+                f"in {run.get('duration_s')} s ({html.escape(versions)}). The test suite re-runs it on every commit.")
+        kind = "success"
+    else:
+        title, body, kind = "Not yet run", "This notebook has no stored run.", "failure"
+    return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p><p>{body}</p></div>\n'
+
+
+def on_page_content(page_html, page, config, files):
+    src = page.file.abs_src_path
+    if not src or not src.endswith(".ipynb"):
+        return page_html
+    meta = json.loads(Path(src).read_text(encoding="utf-8")).get("metadata", {}).get("specdec_guide", {})
+    return _banner(meta) + page_html

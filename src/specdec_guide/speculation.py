@@ -1,0 +1,242 @@
+"""The draft -> verify -> accept loop, written once and shared.
+
+The basics notebook teaches it, the CPU reference engine serves it behind Triton, and the
+user-provided-drafter tutorial plugs drafters into it. It is deliberately small: no KV cache
+(the target re-reads the whole sequence each step), one request at a time. What it keeps
+exact is the *rule*: with greedy decoding the output is token-for-token the target's own
+greedy output; with sampling it is distributed exactly as the target's (speculative sampling,
+Leviathan et al. 2023, with a deterministic drafter's proposal treated as a one-hot
+distribution).
+
+Vocabulary used throughout:
+
+- *target step*: one forward pass of the target model over prompt + accepted tokens + draft;
+- *acceptance length*: tokens emitted per target step (accepted draft tokens + the one token
+  the target always contributes), the figure TRT-LLM reports as "acceptance length";
+- *acceptance rate*: accepted draft tokens / drafted tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+
+import torch
+
+#: logits_fn(tokens) -> float tensor [len(tokens), vocab]: row i predicts token i + 1.
+LogitsFn = Callable[[Sequence[int]], torch.Tensor]
+
+
+@dataclass
+class DraftRequest:
+    """What a drafter sees: one request's tokens so far and how many it may propose."""
+
+    request_id: int
+    tokens: list[int]  # prompt + generated so far
+    prompt_len: int
+    max_draft_len: int
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    """Proposes up to ``request.max_draft_len`` next tokens; may propose none."""
+
+    def propose(self, request: DraftRequest) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """The request's sampling knobs. ``temperature == 0`` (or ``top_k == 1``) is greedy."""
+
+    temperature: float = 0.0
+    top_k: int = 0  # 0: no top-k cut
+    top_p: float = 1.0
+    seed: int | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0 or self.top_k == 1
+
+    def probs(self, logits: torch.Tensor) -> torch.Tensor:
+        """Turn logits [..., vocab] into the distribution the target samples from."""
+        logits = logits.float() / max(self.temperature, 1e-6)
+        if self.top_k > 0:
+            kth = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1).values[..., -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = torch.softmax(logits, dim=-1)
+        if self.top_p < 1.0:
+            sorted_p, order = torch.sort(probs, dim=-1, descending=True)
+            # keep the smallest prefix whose mass reaches top_p (always at least one token)
+            drop = (torch.cumsum(sorted_p, dim=-1) - sorted_p) >= self.top_p
+            sorted_p = sorted_p.masked_fill(drop, 0.0)
+            probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
+            probs = probs / probs.sum(dim=-1, keepdim=True)
+        return probs
+
+
+@dataclass
+class StepResult:
+    """One target step: the tokens it emitted and how the draft fared."""
+
+    tokens: list[int]
+    drafted: int
+    accepted: int
+
+
+@dataclass
+class SpecStats:
+    target_steps: int = 0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
+    acceptance_lengths: list[int] = field(default_factory=list)
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(self.acceptance_lengths)
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else 0.0
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        return self.generated_tokens / self.target_steps if self.target_steps else 0.0
+
+    def add(self, step: StepResult) -> None:
+        self.target_steps += 1
+        self.drafted_tokens += step.drafted
+        self.accepted_tokens += step.accepted
+        self.acceptance_lengths.append(len(step.tokens))
+
+
+@dataclass
+class Generation:
+    tokens: list[int]
+    stats: SpecStats
+    finish_reason: str  # "length" or "stop" (end-of-sequence)
+
+
+def _choose(probs: torch.Tensor, sampling: SamplingConfig, gen: torch.Generator | None) -> int:
+    if sampling.greedy:
+        return int(torch.argmax(probs))
+    return int(torch.multinomial(probs, 1, generator=gen))
+
+
+def verify(
+    step_logits: torch.Tensor,
+    draft: Sequence[int],
+    sampling: SamplingConfig,
+    gen: torch.Generator | None = None,
+) -> tuple[list[int], int]:
+    """Accept a prefix of ``draft`` against the target's logits for those positions.
+
+    ``step_logits`` has ``len(draft) + 1`` rows: row i is the target's prediction for the
+    position of draft token i, and the last row predicts the token after a fully accepted
+    draft. Returns (emitted tokens, number of draft tokens accepted). Exactly one token that
+    the target chose itself always follows the accepted prefix, so every step makes progress.
+    """
+    if sampling.greedy:
+        choice = torch.argmax(step_logits, dim=-1).tolist()
+        accepted = 0
+        while accepted < len(draft) and draft[accepted] == choice[accepted]:
+            accepted += 1
+        return list(draft[:accepted]) + [choice[accepted]], accepted
+
+    probs = sampling.probs(step_logits)
+    emitted: list[int] = []
+    for i, token in enumerate(draft):
+        p = probs[i]
+        # Proposal q is one-hot on `token`: accept with probability min(1, p/q) = p[token].
+        if float(torch.rand((), generator=gen)) < float(p[token]):
+            emitted.append(int(token))
+            continue
+        residual = p.clone()
+        residual[token] = 0.0  # max(p - q, 0) for a one-hot q
+        total = float(residual.sum())
+        if total <= 0.0:  # p was one-hot on the rejected token; numerically impossible path
+            residual = p
+        emitted.append(int(torch.multinomial(residual / residual.sum(), 1, generator=gen)))
+        return emitted, i
+    emitted.append(_choose(probs[len(draft)], sampling, gen))
+    return emitted, len(draft)
+
+
+def speculative_steps(
+    logits_fn: LogitsFn,
+    prompt: Sequence[int],
+    max_new_tokens: int,
+    *,
+    drafter: Drafter | None = None,
+    max_draft_len: int = 0,
+    sampling: SamplingConfig = SamplingConfig(),
+    eos_id: int | None = None,
+    request_id: int = 0,
+) -> Iterator[StepResult]:
+    """Yield one :class:`StepResult` per target step until ``max_new_tokens`` or EOS.
+
+    With ``drafter=None`` (or ``max_draft_len=0``) this is plain autoregressive decoding, one
+    token per step: the baseline every speculative run is compared with.
+    """
+    if max_new_tokens < 1:
+        raise ValueError("max_new_tokens must be >= 1")
+    gen = None
+    if not sampling.greedy:
+        gen = torch.Generator().manual_seed(sampling.seed if sampling.seed is not None else 0)
+    tokens = list(prompt)
+    produced = 0
+    while produced < max_new_tokens:
+        budget = max_new_tokens - produced
+        draft: list[int] = []
+        if drafter is not None and max_draft_len > 0 and budget > 1:
+            # Never draft past the budget: the target adds one token of its own.
+            limit = min(max_draft_len, budget - 1)
+            request = DraftRequest(request_id, list(tokens), len(prompt), limit)
+            draft = [int(t) for t in drafter.propose(request)][:limit]
+        with torch.no_grad():
+            logits = logits_fn(tokens + draft)
+        step_logits = logits[len(tokens) - 1 :]
+        emitted, accepted = verify(step_logits, draft, sampling, gen)
+        if eos_id is not None and eos_id in emitted:
+            emitted = emitted[: emitted.index(eos_id) + 1]
+            accepted = min(accepted, len(emitted))
+        tokens.extend(emitted)
+        produced += len(emitted)
+        yield StepResult(emitted, len(draft), accepted)
+        if eos_id is not None and emitted[-1] == eos_id:
+            return
+
+
+def generate(
+    logits_fn: LogitsFn,
+    prompt: Sequence[int],
+    max_new_tokens: int,
+    **kwargs,
+) -> Generation:
+    """Run :func:`speculative_steps` to the end and collect tokens and statistics."""
+    stats = SpecStats()
+    out: list[int] = []
+    eos_id = kwargs.get("eos_id")
+    for step in speculative_steps(logits_fn, prompt, max_new_tokens, **kwargs):
+        stats.add(step)
+        out.extend(step.tokens)
+    reason = "stop" if eos_id is not None and out and out[-1] == eos_id else "length"
+    return Generation(out, stats, reason)
+
+
+def expected_tokens_per_step(acceptance_rate: float, draft_len: int) -> float:
+    """Expected tokens per target step, (1 - a^(k+1)) / (1 - a), for i.i.d. acceptance a.
+
+    Leviathan et al. 2023, eq. 1; equals k + 1 at a = 1.
+    """
+    a, k = acceptance_rate, draft_len
+    if a >= 1.0:
+        return float(k + 1)
+    return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def expected_speedup(acceptance_rate: float, draft_len: int, draft_cost: float) -> float:
+    """Walltime improvement over plain decoding when one draft step costs ``draft_cost`` target steps.
+
+    Leviathan et al. 2023, theorem 3.8: E[tokens per step] / (k * c + 1).
+    """
+    return expected_tokens_per_step(acceptance_rate, draft_len) / (draft_len * draft_cost + 1.0)

@@ -1,0 +1,91 @@
+"""Notebook pairs stay in sync, declare their tier, and store outputs of a real run.
+
+Executing the CPU notebooks is nbmake's job (they are collected from notebooks/); these tests
+check what the site renders: the stored .ipynb.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from site_build import ROOT
+from specdec_guide import gpu_tier
+from specdec_guide.diagnostics import UserError
+from specdec_guide.notebooks import list_notebooks, out_of_sync, stale_outputs
+
+NOTEBOOKS = list_notebooks(ROOT)
+
+
+def test_there_are_notebooks_and_each_has_a_pair():
+    assert NOTEBOOKS
+    for info in NOTEBOOKS:
+        assert info.paired.is_file(), f"{info.source} has no paired .ipynb"
+
+
+@pytest.mark.parametrize("info", NOTEBOOKS, ids=lambda i: i.source.name)
+def test_pair_is_in_sync(info):
+    assert out_of_sync(info) is None
+
+
+@pytest.mark.parametrize("info", [i for i in NOTEBOOKS if i.tier == "cpu"], ids=lambda i: i.source.name)
+def test_cpu_notebook_outputs_come_from_a_run_of_the_current_source(info):
+    assert stale_outputs(info) is None
+
+
+@pytest.fixture()
+def copied(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("site_name: copy\n")
+    info = NOTEBOOKS[0]
+    for path in (info.source, info.paired):
+        shutil.copy2(path, tmp_path / "notebooks" / path.name)
+    return tmp_path, tmp_path / "notebooks" / info.source.name
+
+
+def test_an_edited_source_is_reported_out_of_sync_and_stale(copied):
+    root, src = copied
+    src.write_text(src.read_text().replace("MAX_NEW = 64", "MAX_NEW = 65"))
+    info = list_notebooks(root)[0]
+    assert "differs" in out_of_sync(info)
+    # once synced, the outputs are still those of the old code: stale
+    from specdec_guide.notebooks import sync
+    sync(info)
+    assert out_of_sync(info) is None
+    assert "code changed since the stored run" in stale_outputs(info)
+
+
+def test_a_notebook_without_a_tier_is_rejected(copied):
+    root, src = copied
+    src.write_text(src.read_text().replace("#     tier: cpu\n", ""))
+    with pytest.raises(UserError, match="must declare specdec_guide.tier"):
+        list_notebooks(root)
+
+
+def test_a_gpu_notebook_must_name_its_container(copied):
+    root, src = copied
+    src.write_text(src.read_text().replace("#     tier: cpu\n", "#     tier: gpu\n"))
+    with pytest.raises(UserError, match="container, trtllm_version"):
+        list_notebooks(root)
+
+
+def test_a_notebook_that_did_not_run_is_stale(copied):
+    root, _ = copied
+    info = list_notebooks(root)[0]
+    nb = json.loads(info.paired.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = None
+    info.paired.write_text(json.dumps(nb))
+    assert "did not run" in stale_outputs(info)
+
+
+@pytest.mark.skipif(not gpu_tier.missing(), reason="this machine has a GPU and tensorrt_llm: the GPU tier can run")
+def test_gpu_tier_refuses_to_pass_with_nothing_run():
+    proc = subprocess.run([sys.executable, "-m", "specdec_guide.gpu_tier"], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "cannot run on this machine" in proc.stderr

@@ -1,0 +1,93 @@
+"""The site builds strictly, renders every notebook with its plot, and its checks can fail."""
+
+from __future__ import annotations
+
+import base64
+import re
+import struct
+
+import pytest
+import yaml
+
+from site_build import ROOT, build, copy_tree
+from specdec_guide.notebooks import list_notebooks
+
+NOTEBOOK_PAGE = "speculative_decoding/notebooks/01_speculative_decoding_basics/index.html"
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    result = build(ROOT, out)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return out
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_site_builds_strict_with_every_page(built_site):
+    for page in ("index.html", "speculative_decoding/index.html", NOTEBOOK_PAGE,
+                 "speculative_decoding/verification/index.html"):
+        assert (built_site / page).is_file(), page
+
+
+def test_basics_notebook_page_shows_its_plot_and_stamp(built_site):
+    html = (built_site / NOTEBOOK_PAGE).read_text(encoding="utf-8")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert images, "the rendered notebook has no embedded plot"
+    width, height = _png_size(base64.b64decode(images[-1]))
+    assert width >= 400 and height >= 200, (width, height)
+    assert "Last verified" in html
+    assert "all outputs identical to plain greedy decoding" in html
+
+
+def test_python_sources_of_notebooks_are_not_published(built_site):
+    assert not list(built_site.rglob("01_speculative_decoding_basics.py"))
+
+
+def _nav_paths(node) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [p for item in node for p in _nav_paths(item)]
+    if isinstance(node, dict):
+        return [p for value in node.values() for p in _nav_paths(value)]
+    return []
+
+
+def test_every_notebook_is_in_the_nav():
+    nav = _nav_paths(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"])
+    for info in list_notebooks(ROOT):
+        assert f"speculative_decoding/notebooks/{info.paired.name}" in nav, f"{info.paired.name} is not in the nav"
+
+
+# --- the checks themselves must be able to fail: break a copy, expect a failed build ---
+
+@pytest.fixture()
+def tree(tmp_path):
+    return copy_tree(tmp_path / "repo")
+
+
+def _append(path, text):
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_broken_include_fails_the_build(tree, tmp_path):
+    _append(tree / "docs/index.md", '\n```bash\n--8<-- "snippets/no/such/file.sh"\n```\n')
+    result = build(tree, tmp_path / "out")
+    assert result.returncode != 0
+    assert "no/such/file.sh" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("link, complaint", [
+    ("[gone](speculative_decoding/nope.md)", "nope.md"),
+    ("[gone](speculative_decoding/index.md#no-such-heading)", "no-such-heading"),
+])
+def test_broken_internal_link_fails_the_build(tree, tmp_path, link, complaint):
+    _append(tree / "docs/index.md", f"\n{link}\n")
+    result = build(tree, tmp_path / "out")
+    assert result.returncode != 0
+    assert complaint in result.stdout + result.stderr

@@ -1,0 +1,141 @@
+"""The shared draft -> verify -> accept loop keeps the target's output and counts honestly."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+import torch
+
+from specdec_guide import speculation as S
+
+VOCAB = 6
+
+
+def bigram_logits(seed: int = 0):
+    """A fake target whose next-token logits depend only on the previous token."""
+    table = torch.randn(VOCAB, VOCAB, generator=torch.Generator().manual_seed(seed)) * 2
+    return lambda tokens: table[torch.tensor(list(tokens))]
+
+
+class FixedDrafter:
+    def __init__(self, proposal):
+        self.proposal = proposal
+        self.seen = []
+
+    def propose(self, request):
+        self.seen.append(request)
+        return list(self.proposal)[: request.max_draft_len]
+
+
+class OracleDrafter:
+    """Proposes exactly what the greedy target will say: every draft token is accepted."""
+
+    def __init__(self, logits_fn):
+        self.logits_fn = logits_fn
+
+    def propose(self, request):
+        tokens, out = list(request.tokens), []
+        for _ in range(request.max_draft_len):
+            out.append(int(self.logits_fn(tokens)[-1].argmax()))
+            tokens.append(out[-1])
+        return out
+
+
+def test_greedy_output_is_unchanged_by_any_drafter():
+    f = bigram_logits()
+    plain = S.generate(f, [0, 1], 30)
+    for drafter in (FixedDrafter([2, 2, 2]), FixedDrafter([]), OracleDrafter(f)):
+        spec = S.generate(f, [0, 1], 30, drafter=drafter, max_draft_len=3)
+        assert spec.tokens == plain.tokens
+        assert len(spec.tokens) == 30
+        assert spec.stats.accepted_tokens <= spec.stats.drafted_tokens
+        assert spec.stats.generated_tokens == 30
+
+
+def test_plain_decoding_is_one_token_per_target_step():
+    stats = S.generate(bigram_logits(), [3], 12).stats
+    assert stats.target_steps == 12 and stats.mean_acceptance_length == 1.0 and stats.drafted_tokens == 0
+
+
+def test_oracle_drafts_are_all_accepted_and_cut_target_steps():
+    f = bigram_logits()
+    spec = S.generate(f, [0], 20, drafter=OracleDrafter(f), max_draft_len=4)
+    assert spec.stats.acceptance_rate == 1.0
+    assert spec.stats.target_steps == 4  # 5 tokens per step
+    assert spec.stats.acceptance_lengths == [5, 5, 5, 5]
+
+
+def test_drafts_never_exceed_the_remaining_budget():
+    f = bigram_logits()
+    drafter = FixedDrafter([1, 1, 1, 1, 1, 1])
+    out = S.generate(f, [0], 7, drafter=drafter, max_draft_len=6)
+    assert len(out.tokens) == 7
+    for req in drafter.seen:
+        remaining = 7 - (len(req.tokens) - req.prompt_len)
+        assert req.max_draft_len <= remaining - 1
+
+
+def test_eos_stops_generation_and_is_reported():
+    f = bigram_logits()
+    plain = S.generate(f, [0], 40)
+    eos = plain.tokens[5]
+    first = plain.tokens.index(eos)
+    out = S.generate(f, [0], 40, eos_id=eos, drafter=OracleDrafter(f), max_draft_len=3)
+    assert out.tokens == plain.tokens[: first + 1]
+    assert out.finish_reason == "stop"
+
+
+def test_verify_greedy_accepts_the_matching_prefix_plus_one():
+    logits = torch.full((4, VOCAB), -1.0)
+    for row, tok in enumerate([2, 3, 5, 1]):
+        logits[row, tok] = 1.0
+    emitted, accepted = S.verify(logits, [2, 3, 4], S.SamplingConfig())
+    assert (emitted, accepted) == ([2, 3, 5], 2)
+
+
+def test_speculative_sampling_keeps_the_target_distribution():
+    """Two-token continuations sampled with and without a (bad) drafter match in distribution."""
+    f = bigram_logits(seed=3)
+    n = 3000
+    plain, spec = collections.Counter(), collections.Counter()
+    for i in range(n):
+        cfg = S.SamplingConfig(temperature=1.0, seed=i)
+        plain[tuple(S.generate(f, [0], 2, sampling=cfg).tokens)] += 1
+        cfg = S.SamplingConfig(temperature=1.0, seed=n + i)
+        spec[tuple(S.generate(f, [0], 2, sampling=cfg, drafter=FixedDrafter([4, 4]), max_draft_len=2).tokens)] += 1
+    # total variation distance between two empirical distributions of 3000 draws each
+    tv = 0.5 * sum(abs(plain[k] - spec[k]) / n for k in set(plain) | set(spec))
+    assert tv < 0.06, tv
+
+
+def test_sampling_with_a_seed_is_reproducible():
+    f = bigram_logits()
+    cfg = S.SamplingConfig(temperature=0.8, top_k=4, top_p=0.9, seed=7)
+    a = S.generate(f, [0], 25, sampling=cfg, drafter=FixedDrafter([1, 2]), max_draft_len=2)
+    b = S.generate(f, [0], 25, sampling=cfg, drafter=FixedDrafter([1, 2]), max_draft_len=2)
+    assert a.tokens == b.tokens
+
+
+def test_top_k_and_top_p_restrict_the_support():
+    logits = torch.tensor([0.0, 1.0, 2.0, 3.0])
+    assert (S.SamplingConfig(temperature=1.0, top_k=2).probs(logits)[:2] == 0).all()
+    p = S.SamplingConfig(temperature=1.0, top_p=0.5).probs(logits)
+    assert p[3] == 1.0 or (p > 0).sum() <= 2
+    assert torch.isclose(p.sum(), torch.tensor(1.0))
+
+
+@pytest.mark.parametrize("a, k, expected", [(0.0, 4, 1.0), (1.0, 4, 5.0), (0.5, 1, 1.5), (0.8, 3, 2.952)])
+def test_expected_tokens_per_step(a, k, expected):
+    assert S.expected_tokens_per_step(a, k) == pytest.approx(expected)
+
+
+def test_expected_speedup_counts_the_draft_cost():
+    assert S.expected_speedup(1.0, 4, 0.0) == pytest.approx(5.0)
+    assert S.expected_speedup(0.8, 3, 0.1) == pytest.approx(2.952 / 1.3)
+    assert S.expected_speedup(0.0, 4, 0.25) < 1.0  # a useless drafter slows decoding down
+
+
+def test_max_new_tokens_must_be_positive():
+    with pytest.raises(ValueError):
+        S.generate(bigram_logits(), [0], 0)

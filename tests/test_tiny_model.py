@@ -1,0 +1,88 @@
+"""The tiny fixture models are deterministic, load like real checkpoints, and make a usable draft."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from specdec_guide import speculation
+from specdec_guide.diagnostics import UserError
+from specdec_guide.tiny_model import EOS_ID, VOCAB_SIZE, write_tiny_models
+
+
+def _digest(folder):
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*.safetensors")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return write_tiny_models(tmp_path_factory.mktemp("tiny"))
+
+
+def test_models_are_byte_for_byte_reproducible(models, tmp_path):
+    again = write_tiny_models(tmp_path / "again")
+    assert _digest(models[0]) == _digest(again[0])
+    assert _digest(models[1]) == _digest(again[1])
+
+
+def test_models_load_with_auto_classes_and_share_a_round_tripping_tokenizer(models):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target_dir, draft_dir = models
+    tok_t, tok_d = AutoTokenizer.from_pretrained(target_dir), AutoTokenizer.from_pretrained(draft_dir)
+    text = "Grüße, Triton! 123\n"
+    ids = tok_t(text, add_special_tokens=False)["input_ids"]
+    assert ids == list(text.encode("utf-8")) == tok_d(text, add_special_tokens=False)["input_ids"]
+    assert tok_t.decode(ids) == text
+    assert tok_t.eos_token_id == EOS_ID
+    target = AutoModelForCausalLM.from_pretrained(target_dir)
+    draft = AutoModelForCausalLM.from_pretrained(draft_dir)
+    assert target.config.vocab_size == draft.config.vocab_size == VOCAB_SIZE
+    assert draft.config.num_hidden_layers < target.config.num_hidden_layers
+
+
+def test_the_draft_is_accepted_sometimes_but_not_always(models):
+    from transformers import AutoModelForCausalLM
+
+    target = AutoModelForCausalLM.from_pretrained(models[0]).eval()
+    draft = AutoModelForCausalLM.from_pretrained(models[1]).eval()
+
+    def target_logits(tokens):
+        return target(torch.tensor([list(tokens)])).logits[0]
+
+    class DraftModel:
+        def propose(self, req):
+            toks, out = list(req.tokens), []
+            with torch.no_grad():
+                for _ in range(req.max_draft_len):
+                    out.append(int(draft(torch.tensor([toks])).logits[0, -1].argmax()))
+                    toks.append(out[-1])
+            return out
+
+    prompt = list(b"The quick brown fox")
+    plain = speculation.generate(target_logits, prompt, 32)
+    spec = speculation.generate(target_logits, prompt, 32, drafter=DraftModel(), max_draft_len=4)
+    assert spec.tokens == plain.tokens
+    assert 0.1 < spec.stats.acceptance_rate < 0.99
+    assert all(32 <= t < 127 or t == 10 for t in plain.tokens), "greedy output should be printable"
+
+
+def test_refuses_a_folder_it_did_not_write(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="not empty"):
+        write_tiny_models(tmp_path)
+
+
+def test_cli_writes_both_models(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "specdec_guide", "tiny-model", "--out", str(tmp_path / "m")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "m/target/config.json").is_file() and (tmp_path / "m/draft/tokenizer.json").is_file()
+    assert "test fixtures" in proc.stdout
