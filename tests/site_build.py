@@ -24,6 +24,7 @@ def build(root: Path, out: Path) -> subprocess.CompletedProcess:
 
 def copy_tree(dest: Path) -> Path:
     """A copy of the site's inputs (symlinks kept as links) that a test can break safely."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in SITE_INPUTS:
         src = ROOT / name
         if src.is_dir():

@@ -46,18 +46,23 @@ class NotebookInfo:
     meta: dict  # the notebook's `specdec_guide` metadata block
 
 
+def read_meta(source: Path) -> dict:
+    """The ``specdec_guide`` block of a notebook source's jupytext header ({} when absent)."""
+    import jupytext
+
+    meta = jupytext.read(source).metadata.get("specdec_guide")
+    return dict(meta) if isinstance(meta, dict) else {}
+
+
 def list_notebooks(root: Path | None = None) -> list[NotebookInfo]:
     """Every notebook source under notebooks/, with its declared tier.
 
     A missing or unknown tier is an error: each notebook must say what it needs to run.
     """
-    import jupytext
-
     root = root or repo_root()
     found = []
     for src in sorted((root / "notebooks").glob("*.py")):
-        nb = jupytext.read(src)
-        meta = nb.metadata.get("specdec_guide") or {}
+        meta = read_meta(src)
         tier = meta.get("tier")
         if tier not in TIERS:
             raise UserError(f"{src}:1:1: notebook metadata must declare specdec_guide.tier: cpu or gpu (got {tier!r})")
@@ -65,7 +70,7 @@ def list_notebooks(root: Path | None = None) -> list[NotebookInfo]:
             missing = [k for k in ("container", "trtllm_version") if not meta.get(k)]
             if missing:
                 raise UserError(f"{src}:1:1: a gpu notebook must declare specdec_guide.{', '.join(missing)}")
-        found.append(NotebookInfo(src, src.with_suffix(".ipynb"), tier, dict(meta)))
+        found.append(NotebookInfo(src, src.with_suffix(".ipynb"), tier, meta))
     return found
 
 

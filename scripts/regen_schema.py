@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""Regenerate the llm_api.yaml and cli.yaml facts of a schema snapshot from an installed TensorRT-LLM.
+
+    python scripts/regen_schema.py OUT_DIR [--like src/specdec_guide/schemas/1.1.0]
+
+Run it where ``tensorrt_llm`` is installed (the Triton ``-trtllm-python-py3`` container, a GPU
+machine). It reads facts only: pydantic ``model_fields`` of the LLM-args classes and of every
+class they reference, the decoding-config subclasses and their ``decoding_type`` spellings,
+``SamplingParams`` dataclass fields, module ``__all__``, the Drafter interface's abstract
+methods, and the options of the console scripts (click introspection, else ``--help``).
+``--like`` names a recorded snapshot whose modules, classes and commands are regenerated as
+well, so nothing recorded goes unchecked. Every fact's ``source:`` points at the installed
+package and version. triton.yaml is not regenerated (it describes files in the container).
+
+The GPU tier (tests/gpu/test_schema_snapshot.py) calls :func:`regenerate` and :func:`compare`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import importlib
+import inspect
+import re
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import yaml
+
+SOURCE = "installed"
+ROOT_CLASSES = ("TorchLlmArgs", "TrtLlmArgs", "SamplingParams")
+ARGS_MODULE = "tensorrt_llm.llmapi.llm_args"
+DEFAULT_MODULES = ("tensorrt_llm", "tensorrt_llm.llmapi")
+DEFAULT_COMMANDS = ("trtllm-serve", "trtllm-bench", "trtllm-build", "trtllm-eval")
+DRAFTER_IMPORT = "tensorrt_llm._torch.speculative.drafter.Drafter"
+
+
+def import_trtllm():
+    """Import tensorrt_llm only when asked; a clear message and exit 2 when it is absent."""
+    try:
+        return importlib.import_module("tensorrt_llm")
+    except Exception as err:  # ImportError, or a CUDA library missing on a CPU machine
+        print(f"regen_schema: cannot import tensorrt_llm ({type(err).__name__}: {err}).\n"
+              "Run this where TensorRT-LLM is installed, e.g. inside "
+              "nvcr.io/nvidia/tritonserver:<yy.mm>-trtllm-python-py3 on an NVIDIA GPU machine.", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+# ---- types -------------------------------------------------------------------------
+def type_string(ann, seen: list | None = None) -> str:
+    """An annotation in the snapshot grammar; referenced pydantic models are appended to ``seen``."""
+    if ann is None or ann is type(None):
+        return "null"
+    if ann is typing.Any:
+        return "any"
+    origin = typing.get_origin(ann)
+    args = typing.get_args(ann)
+    if origin is typing.Annotated:
+        return type_string(args[0], seen)
+    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType"):
+        parts = []
+        for a in args:
+            s = type_string(a, seen)
+            if s not in parts:
+                parts.append(s)
+        nulls = [p for p in parts if p == "null"]
+        return " | ".join([p for p in parts if p != "null"] + nulls)
+    if origin is typing.Literal:
+        return "literal[" + ", ".join(str(a.value if isinstance(a, enum.Enum) else a) for a in args) + "]"
+    if origin in (list, tuple, set, frozenset) or (origin is not None and getattr(origin, "__name__", "") in
+                                                   ("List", "Sequence", "Tuple", "Set")):
+        return f"list[{type_string(args[0], seen) if args else 'any'}]"
+    if origin is dict or (origin is not None and getattr(origin, "__name__", "") in ("Dict", "Mapping")):
+        return f"dict[str, {type_string(args[1], seen) if len(args) == 2 else 'any'}]"
+    if isinstance(ann, type):
+        if issubclass(ann, bool):
+            return "bool"
+        if issubclass(ann, enum.Enum):
+            return "literal[" + ", ".join(str(m.value) for m in ann) + "]"
+        if issubclass(ann, int):
+            return "int"
+        if issubclass(ann, float):
+            return "float"
+        if issubclass(ann, str) or ann.__name__ in ("Path", "PosixPath", "PurePath"):
+            return "str"
+        if ann in (list, tuple, set):
+            return "list[any]"
+        if ann is dict:
+            return "dict[str, any]"
+        if hasattr(ann, "model_fields") or dataclasses.is_dataclass(ann):
+            if seen is not None and ann not in seen:
+                seen.append(ann)
+            return ann.__name__
+    return "object"
+
+
+def _plain(value):
+    """A default that YAML can hold, else None (left out)."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value):
+        return list(value)
+    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (bool, int, float, str, type(None)))
+                                       for k, v in value.items()):
+        return dict(value)
+    return None
+
+
+def _constraints(field) -> dict:
+    out = {}
+    for m in getattr(field, "metadata", []) or []:
+        for key in ("gt", "ge", "lt", "le"):
+            if getattr(m, key, None) is not None:
+                out[key] = getattr(m, key)
+    return out
+
+
+def _aliases(field) -> list[str]:
+    names = []
+    if getattr(field, "alias", None):
+        names.append(field.alias)
+    va = getattr(field, "validation_alias", None)
+    for choice in getattr(va, "choices", []) or ([va] if isinstance(va, str) else []):
+        if isinstance(choice, str) and choice not in names:
+            names.append(choice)
+    return names
+
+
+def class_facts(cls, seen: list) -> dict:
+    facts: dict = {"source": SOURCE, "import": f"{cls.__module__}.{cls.__name__}"}
+    fields: dict = {}
+    if hasattr(cls, "model_fields"):
+        extra = (getattr(cls, "model_config", {}) or {}).get("extra")
+        facts["extra"] = str(getattr(extra, "value", extra) or "ignore")
+        for name, f in cls.model_fields.items():
+            if name.startswith("_"):
+                continue
+            spec: dict = {"type": type_string(f.annotation, seen)}
+            if f.is_required():
+                spec["required"] = True
+            else:
+                d = _plain(f.default)
+                if d is not None or f.default is None:
+                    spec["default"] = d
+            spec.update(_constraints(f))
+            aliases = [a for a in _aliases(f) if a != name]
+            if aliases:
+                spec["aliases"] = aliases
+            if "object" in spec["type"].split(" | "):
+                spec["yaml"] = False
+            fields[name] = spec
+    elif dataclasses.is_dataclass(cls):
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if f.name.startswith("_") or not f.init:
+                continue
+            spec = {"type": type_string(hints.get(f.name), seen)}
+            if f.default is not dataclasses.MISSING:
+                spec["default"] = _plain(f.default)
+            elif f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+                spec["required"] = True
+            fields[f.name] = spec
+    facts["fields"] = fields
+    return facts
+
+
+def decoding_spellings(cls, base, candidates) -> list[str]:
+    """The discriminator values that select ``cls``: its own literal/ClassVar, plus any candidate
+    that ``base.from_dict`` turns into an instance of ``cls``."""
+    found: list[str] = []
+    field = getattr(cls, "model_fields", {}).get("decoding_type")
+    if field is not None and typing.get_origin(field.annotation) is typing.Literal:
+        found += [str(a) for a in typing.get_args(field.annotation)]
+    own = cls.__dict__.get("decoding_type")
+    if isinstance(own, str) and own not in found:
+        found.append(own)
+    from_dict = getattr(base, "from_dict", None)
+    for cand in candidates:
+        if cand in found or from_dict is None:
+            continue
+        try:
+            obj = from_dict({"decoding_type": cand, "max_draft_len": 1})
+        except Exception:
+            continue
+        if type(obj) is cls:
+            found.append(cand)
+    return found
+
+
+def llm_api_facts(recorded: dict | None = None) -> dict:
+    trtllm = import_trtllm()
+    recorded = recorded or {}
+    args_mod = importlib.import_module(ARGS_MODULE)
+    seen: list = []
+    for name in ROOT_CLASSES + tuple((recorded.get("classes") or {}).keys()):
+        obj = getattr(args_mod, name, None) or getattr(trtllm, name, None)
+        if obj is not None and obj not in seen:
+            seen.append(obj)
+    base = getattr(args_mod, "DecodingBaseConfig", None)
+    members = []
+    if base is not None:
+        stack = list(base.__subclasses__())
+        while stack:
+            sub = stack.pop(0)
+            if sub not in members:
+                members.append(sub)
+                stack.extend(sub.__subclasses__())
+        for m in members:
+            if m not in seen:
+                seen.append(m)
+    classes: dict = {}
+    i = 0
+    while i < len(seen):  # class_facts appends referenced models to `seen`
+        cls = seen[i]
+        classes[cls.__name__] = class_facts(cls, seen)
+        i += 1
+    candidates = set()
+    for spec in (recorded.get("classes") or {}).values():
+        candidates.update(str(s) for s in (spec or {}).get("decoding_type") or [])
+    for m in members:
+        spellings = decoding_spellings(m, base, sorted(candidates))
+        if spellings:
+            classes[m.__name__]["decoding_type"] = spellings
+    modules = {}
+    for mod_name in sorted(set(DEFAULT_MODULES) | set((recorded.get("modules") or {}).keys())):
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception as err:
+            modules[mod_name] = {"source": SOURCE, "error": f"{type(err).__name__}: {err}"}
+            continue
+        names = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
+        modules[mod_name] = {"source": SOURCE, "names": sorted(set(map(str, names)))}
+    facts = {
+        "version": str(trtllm.__version__),
+        "sources": {SOURCE: {"package": "tensorrt_llm", "version": str(trtllm.__version__),
+                             "note": "regenerated by scripts/regen_schema.py from the installed package"}},
+        "modules": modules,
+        "classes": classes,
+        "unions": {"SpeculativeConfig": {"discriminator": "decoding_type",
+                                         "members": [m.__name__ for m in members if "decoding_type" in classes[m.__name__]]}},
+        "interfaces": interface_facts(recorded),
+    }
+    return facts
+
+
+def interface_facts(recorded: dict) -> dict:
+    out = {}
+    wanted = {name: (spec or {}).get("import") for name, spec in (recorded.get("interfaces") or {}).items()}
+    wanted.setdefault("Drafter", DRAFTER_IMPORT)
+    for name, path in wanted.items():
+        if not path:
+            continue
+        mod_name, _, attr = str(path).rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(mod_name), attr)
+        except Exception as err:
+            out[name] = {"import": path, "source": SOURCE, "error": f"{type(err).__name__}: {err}"}
+            continue
+        methods = {}
+        abstract = getattr(cls, "__abstractmethods__", set())
+        for mname, fn in inspect.getmembers(cls, inspect.isfunction):
+            if mname.startswith("_"):
+                continue
+            params = []
+            for p in list(inspect.signature(fn).parameters.values())[1:]:
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    params.append(("*" if p.kind == p.VAR_POSITIONAL else "**") + p.name)
+                elif p.default is p.empty:
+                    params.append(p.name)
+                else:
+                    params.append(f"{p.name}={p.default!r}")
+            methods[mname] = {"params": params, "abstract": mname in abstract}
+        out[name] = {"import": path, "source": SOURCE, "methods": methods}
+    return out
+
+
+# ---- CLIs --------------------------------------------------------------------------
+_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+
+
+def _click_facts(cmd) -> dict:
+    import click
+
+    facts: dict = {"flags": sorted({o for p in cmd.params if isinstance(p, click.Option)
+                                    for o in (*p.opts, *p.secondary_opts)})}
+    if isinstance(cmd, click.Group):
+        facts["subcommands"] = {name: _click_facts(sub) for name, sub in sorted(cmd.commands.items())}
+        if not facts["flags"]:
+            del facts["flags"]
+    return facts
+
+
+def _help_flags(argv: list[str]) -> list[str] | None:
+    try:
+        proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = proc.stdout + proc.stderr
+    if proc.returncode != 0 and "usage" not in text.lower():
+        return None
+    return sorted(set(_FLAG.findall(text)) - {"-h", "--help"})
+
+
+def cli_facts(recorded: dict | None = None) -> dict:
+    trtllm = import_trtllm()
+    from importlib import metadata
+
+    recorded = recorded or {}
+    wanted = list(DEFAULT_COMMANDS) + [c for c in (recorded.get("commands") or {}) if c not in DEFAULT_COMMANDS]
+    scripts = {}
+    for dist_name in ("tensorrt_llm", "tensorrt-llm"):
+        try:
+            scripts = {ep.name: ep for ep in metadata.distribution(dist_name).entry_points
+                       if ep.group == "console_scripts"}
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    commands = {}
+    for name in wanted:
+        facts = None
+        ep = scripts.get(name)
+        if ep is not None:
+            try:
+                obj = ep.load()
+                import click
+
+                if isinstance(obj, click.Command):
+                    facts = _click_facts(obj)
+            except Exception:
+                facts = None
+            if facts is None:
+                flags = _help_flags([name])
+                facts = {"flags": flags} if flags is not None else None
+        elif name.endswith(".py"):
+            path = ((recorded.get("commands") or {}).get(name) or {}).get("container_path") or \
+                   ((recorded.get("commands") or {}).get(name) or {}).get("path")
+            if path and Path(path).is_file():
+                flags = _help_flags([sys.executable, str(path)])
+                facts = {"flags": flags} if flags is not None else None
+        if facts is not None:
+            default = ((recorded.get("commands") or {}).get(name) or {}).get("default_subcommand")
+            if default and default in facts.get("subcommands", {}):
+                facts["default_subcommand"] = default
+            commands[name] = {"source": SOURCE, **facts}
+    return {
+        "version": str(trtllm.__version__),
+        "sources": {SOURCE: {"package": "tensorrt_llm", "version": str(trtllm.__version__),
+                             "note": "regenerated by scripts/regen_schema.py (click introspection or --help)"}},
+        "commands": commands,
+    }
+
+
+def regenerate(like: Path | None = None) -> dict:
+    """``{"llm_api": facts, "cli": facts}`` from the installed package."""
+    def load(part):
+        p = like / f"{part}.yaml" if like else None
+        return (yaml.safe_load(p.read_text()) or {}) if p and p.is_file() else {}
+
+    return {"llm_api": llm_api_facts(load("llm_api")), "cli": cli_facts(load("cli"))}
+
+
+# ---- comparison ----------------------------------------------------------------------
+def _norm_type(text) -> tuple:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from specdec_guide.validate.typegrammar import parse_type
+
+    t = parse_type(text)
+    if t[0] == "union":
+        return ("union", tuple(sorted(t[1], key=repr)))
+    return t
+
+
+def _fields(cls: dict) -> dict:
+    return {str(k): (v if isinstance(v, dict) else {"type": v}) for k, v in (cls.get("fields") or {}).items()}
+
+
+def compare(recorded: dict, installed: dict) -> list[str]:
+    """Differences between a recorded snapshot and regenerated facts (both ``{"llm_api", "cli"}``)."""
+    diffs: list[str] = []
+    rl, il = recorded.get("llm_api") or {}, installed.get("llm_api") or {}
+    rclasses, iclasses = rl.get("classes") or {}, il.get("classes") or {}
+    for cname, rc in rclasses.items():
+        ic = iclasses.get(cname)
+        if ic is None:
+            diffs.append(f"class {cname}: recorded, not in the installed release")
+            continue
+        rf, inf = _fields(rc), _fields(ic)
+        for fname in sorted(set(rf) - set(inf)):
+            diffs.append(f"{cname}.{fname}: recorded, not a field of the installed release")
+        for fname in sorted(set(inf) - set(rf)):
+            diffs.append(f"{cname}.{fname}: a field of the installed release, not recorded")
+        for fname in sorted(set(rf) & set(inf)):
+            a, b = rf[fname], inf[fname]
+            if _norm_type(a.get("type")) != _norm_type(b.get("type")):
+                diffs.append(f"{cname}.{fname}: type recorded {a.get('type')!r}, installed {b.get('type')!r}")
+            if bool(a.get("required")) != bool(b.get("required")):
+                diffs.append(f"{cname}.{fname}: required recorded {bool(a.get('required'))}, installed "
+                             f"{bool(b.get('required'))}")
+            if "default" in a and "default" in b and a["default"] != b["default"]:
+                diffs.append(f"{cname}.{fname}: default recorded {a['default']!r}, installed {b['default']!r}")
+            for key in ("gt", "ge", "lt", "le"):
+                if a.get(key) != b.get(key) and (key in a or key in b):
+                    diffs.append(f"{cname}.{fname}: {key} recorded {a.get(key)!r}, installed {b.get(key)!r}")
+        if sorted(rc.get("decoding_type") or []) != sorted(ic.get("decoding_type") or []):
+            diffs.append(f"{cname}: decoding_type recorded {sorted(rc.get('decoding_type') or [])}, installed "
+                         f"{sorted(ic.get('decoding_type') or [])}")
+    for uname, ru in (rl.get("unions") or {}).items():
+        iu = (il.get("unions") or {}).get(uname) or {}
+        if sorted(ru.get("members") or []) != sorted(iu.get("members") or []):
+            diffs.append(f"union {uname}: members recorded {sorted(ru.get('members') or [])}, installed "
+                         f"{sorted(iu.get('members') or [])}")
+    for mname, rm in (rl.get("modules") or {}).items():
+        im = (il.get("modules") or {}).get(mname) or {}
+        if "names" not in (rm or {}) or "names" not in im:
+            if "error" in im:
+                diffs.append(f"module {mname}: {im['error']}")
+            continue
+        for n in sorted(set(rm["names"]) - set(im["names"])):
+            diffs.append(f"module {mname}: '{n}' recorded, not importable from the installed release")
+        for n in sorted(set(im["names"]) - set(rm["names"])):
+            diffs.append(f"module {mname}: '{n}' exported by the installed release, not recorded")
+    for iname, ri in (rl.get("interfaces") or {}).items():
+        ii = (il.get("interfaces") or {}).get(iname) or {}
+        for mname, rmeth in ((ri or {}).get("methods") or {}).items():
+            imeth = (ii.get("methods") or {}).get(mname)
+            if imeth is None:
+                diffs.append(f"interface {iname}.{mname}: recorded, not in the installed release")
+            elif [p.split("=")[0] for p in rmeth.get("params") or []] != [p.split("=")[0] for p in imeth.get("params") or []]:
+                diffs.append(f"interface {iname}.{mname}: params recorded {rmeth.get('params')}, installed "
+                             f"{imeth.get('params')}")
+    rcmds = (recorded.get("cli") or {}).get("commands") or {}
+    icmds = (installed.get("cli") or {}).get("commands") or {}
+
+    def flags_diff(label, r, i):
+        if "flags" in (r or {}) and "flags" in (i or {}):
+            rs, is_ = set(r["flags"]), set(i["flags"])
+            for f in sorted(rs - is_):
+                diffs.append(f"{label}: flag {f} recorded, not accepted by the installed release")
+            for f in sorted(is_ - rs - {"--help"}):
+                diffs.append(f"{label}: flag {f} accepted by the installed release, not recorded")
+
+    for cname, rc in rcmds.items():
+        ic = icmds.get(cname)
+        if ic is None:
+            diffs.append(f"command {cname}: recorded, not found in the installed release")
+            continue
+        flags_diff(cname, rc, ic)
+        for sname, rs in ((rc or {}).get("subcommands") or {}).items():
+            is_ = (ic.get("subcommands") or {}).get(sname)
+            if is_ is None:
+                diffs.append(f"command {cname} {sname}: recorded, not found in the installed release")
+            else:
+                flags_diff(f"{cname} {sname}", rs, is_)
+    return diffs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path, help="folder to write llm_api.yaml and cli.yaml into")
+    ap.add_argument("--like", type=Path, help="a recorded snapshot folder whose entries are regenerated too")
+    args = ap.parse_args(argv)
+    facts = regenerate(args.like)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for part, data in facts.items():
+        (args.out / f"{part}.yaml").write_text(yaml.safe_dump(data, sort_keys=False, width=110))
+    print(f"wrote {args.out}/llm_api.yaml and cli.yaml for tensorrt_llm {facts['llm_api']['version']}")
+    if args.like:
+        diffs = compare({p: yaml.safe_load((args.like / f"{p}.yaml").read_text()) or {}
+                         for p in ("llm_api", "cli") if (args.like / f"{p}.yaml").is_file()}, facts)
+        for d in diffs:
+            print(f"  differs: {d}")
+        return 1 if diffs else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,7 @@
+# specdec-guide: trtllm=1.2.1
+# Serve Llama-3.1-8B-Instruct with the PyTorch backend and the speculative settings of ngram.yaml.
+trtllm-serve meta-llama/Llama-3.1-8B-Instruct \
+  --backend pytorch \
+  --host 0.0.0.0 --port 8000 \
+  --max_batch_size 16 \
+  --extra_llm_api_options ngram.yaml

@@ -1,0 +1,36 @@
+"""One request with tritonclient over HTTP (Triton's /infer endpoint).
+
+Triton answers /infer and gRPC ModelInfer only for models that are NOT decoupled; a decoupled
+model (the templates' default, needed for streaming) gets "501 HTTP end point doesn't support
+models with decoupled transaction policy". Render with `--decoupled false` for this client.
+"""
+
+import os
+
+import numpy as np
+import tritonclient.http as httpclient
+
+URL = os.environ.get("TRITON_HTTP", "localhost:8000")
+MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
+PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
+
+
+def scalar(name, value, triton_type, np_type):
+    tensor = httpclient.InferInput(name, [1], triton_type)
+    tensor.set_data_from_numpy(np.array([value], dtype=np_type))
+    return tensor
+
+
+client = httpclient.InferenceServerClient(URL)
+result = client.infer(MODEL, [
+    scalar("text_input", PROMPT.encode(), "BYTES", np.object_),
+    scalar("sampling_param_max_tokens", 24, "INT32", np.int32),
+    scalar("sampling_param_exclude_input_from_output", True, "BOOL", np.bool_),
+    scalar("sampling_param_return_perf_metrics", True, "BOOL", np.bool_),
+])
+print("text_output:", result.as_numpy("text_output")[0].decode())
+for name in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"):
+    value = result.as_numpy(name)
+    if value is not None:  # the llmapi model sends metrics as strings
+        item = value.reshape(-1)[0]
+        print(f"{name}:", item.decode() if isinstance(item, bytes) else item)

@@ -1,0 +1,10 @@
+# Streaming: one server-sent event ("data: {...}") per new piece of text. Needs a decoupled model
+# (triton_config.decoupled: true in model.yaml) and "streaming": true in the request.
+curl -sS --fail-with-body -N -X POST "http://${TRITON_HTTP:-localhost:8000}/v2/models/tensorrt_llm/generate_stream" \
+  -H 'Content-Type: application/json' \
+  -d '{
+        "text_input": "The quick brown fox jumps over the lazy dog. The quick brown",
+        "streaming": true,
+        "sampling_param_max_tokens": 24,
+        "sampling_param_exclude_input_from_output": true
+      }'

@@ -1,0 +1,56 @@
+"""Draft/Target drafting: a smaller model with the target's tokenizer proposes tokens greedily.
+
+TensorRT-LLM's DraftTarget mode runs the draft checkpoint (``speculative_model_dir``) for
+``max_draft_len`` greedy steps, then the target verifies them in one pass. Here the draft model
+re-reads the whole sequence each step (no KV cache): slow, exact and easy to follow.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+
+from specdec_guide.speculation import DraftRequest
+
+#: tokens -> logits [len(tokens), vocab]; the same shape the target's logits_fn has.
+LogitsFn = Callable[[Sequence[int]], torch.Tensor]
+
+
+def hf_logits_fn(model) -> LogitsFn:
+    """Wrap a Hugging Face causal LM as ``tokens -> logits`` (one sequence, no cache)."""
+
+    def logits(tokens: Sequence[int]) -> torch.Tensor:
+        with torch.no_grad():
+            ids = torch.tensor([list(tokens)], dtype=torch.long)
+            return model(input_ids=ids).logits[0].float()
+
+    return logits
+
+
+class DraftModelDrafter:
+    """Greedy proposals from a draft model, up to ``request.max_draft_len`` tokens."""
+
+    def __init__(self, draft_logits: LogitsFn, max_draft_len: int, vocab_size: int | None = None):
+        self.draft_logits = draft_logits
+        self.max_draft_len = max_draft_len
+        self.vocab_size = vocab_size  # the target's: a draft token outside it cannot be verified
+
+    @classmethod
+    def from_pretrained(cls, path: str, max_draft_len: int, vocab_size: int | None = None) -> "DraftModelDrafter":
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True).eval()
+        if vocab_size is not None and model.config.vocab_size > vocab_size:
+            raise ValueError(f"draft model {path} has vocabulary {model.config.vocab_size}, larger than the "
+                             f"target's {vocab_size}: a draft model must share the target's tokenizer")
+        return cls(hf_logits_fn(model), max_draft_len, vocab_size)
+
+    def propose(self, request: DraftRequest) -> list[int]:
+        tokens = list(request.tokens)
+        draft: list[int] = []
+        for _ in range(min(request.max_draft_len, self.max_draft_len)):
+            token = int(torch.argmax(self.draft_logits(tokens)[-1]))
+            draft.append(token)
+            tokens.append(token)
+        return draft

@@ -1,0 +1,241 @@
+"""The CPU reference engine: tokenizer + target model + drafter, one request at a time.
+
+``Engine.from_yaml(model.yaml)`` loads what the llmapi ``model.yaml`` names;
+``engine.generate(request)`` yields one :class:`Chunk` per target step (what a streaming client
+receives) and marks the last one ``finished``. Decoding is :mod:`specdec_guide.speculation`'s
+loop, so greedy output is token-for-token the target's own greedy output whatever the drafter.
+
+Like TensorRT-LLM, the first (context) step of a request runs without a draft: drafters are
+asked only for requests in the generation phase. The acceptance figures therefore count the
+same steps TensorRT-LLM's per-request ``acceptance_rate`` counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from specdec_guide.engine.config import ConfigError, EngineConfig, load_config
+from specdec_guide.engine.requests import GenerateRequest, RequestError, parse_request
+from specdec_guide.speculation import DraftRequest, SpecStats, speculative_steps
+
+DEFAULT_THREADS = 1  # small: Triton, the client and tests share the machine
+
+
+@dataclass
+class Chunk:
+    """The state of a request after one target step (or at its end)."""
+
+    text: str  # output text so far: prompt echo (unless excluded) + generated text
+    token_ids: list[int]  # generated token ids so far
+    finished: bool = False
+    finish_reason: str | None = None  # "length" or "stop" once finished
+    stop_reason: str | None = None  # the stop string that ended it, if any
+    stats: SpecStats = field(default_factory=SpecStats)
+    arrival_time_ns: int = 0
+    first_token_time_ns: int = 0
+    last_token_time_ns: int = 0
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.stats.acceptance_rate
+
+    @property
+    def total_accepted_draft_tokens(self) -> int:
+        return self.stats.accepted_tokens
+
+    @property
+    def total_draft_tokens(self) -> int:
+        return self.stats.drafted_tokens
+
+
+class _GenerationPhaseOnly:
+    """No draft for the context step: TensorRT-LLM drafts only for generation requests."""
+
+    def __init__(self, drafter):
+        self.drafter = drafter
+
+    def propose(self, request: DraftRequest) -> list[int]:
+        if len(request.tokens) <= request.prompt_len:
+            return []
+        return self.drafter.propose(request)
+
+
+def _resolve(path: str, base: Path) -> str:
+    """A relative model path is looked up next to model.yaml first (Triton's cwd is arbitrary)."""
+    p = Path(path)
+    if not p.is_absolute() and (base / p).exists():
+        return str((base / p).resolve())
+    return path
+
+
+def _local_dir(path: str, what: str, cfg: EngineConfig) -> str:
+    if not Path(path).is_dir():
+        raise ConfigError(cfg.path, 0, 0, f"{what} '{path}' is not a local directory; the CPU engine loads "
+                          "local Hugging Face checkpoints only (no download)")
+    return path
+
+
+class Engine:
+    def __init__(self, config: EngineConfig, tokenizer, model, drafter=None):
+        import torch
+
+        self.config = config
+        self.tokenizer = tokenizer
+        self.model = model
+        self.drafter = drafter
+        self.max_draft_len = config.speculative.max_draft_len if config.speculative else 0
+        limit = getattr(model.config, "max_position_embeddings", None) or 2048
+        self.max_seq_len = min(config.max_seq_len or limit, limit)
+        self.eos_id = tokenizer.eos_token_id
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()  # one request at a time: Triton may call from several threads
+        self._torch = torch
+
+    # -- loading -------------------------------------------------------------------------
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike, threads: int | None = None) -> "Engine":
+        return cls.from_config(load_config(path), threads=threads)
+
+    @classmethod
+    def from_config(cls, config: EngineConfig, threads: int | None = None) -> "Engine":
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # progress bars would fill the Triton log
+        torch.set_num_threads(threads or int(os.environ.get("SPECDEC_ENGINE_THREADS", DEFAULT_THREADS)))
+        base = config.base_dir
+        model_dir = _local_dir(_resolve(config.model, base), "model", config)
+        tok_dir = _local_dir(_resolve(config.tokenizer, base), "tokenizer", config) if config.tokenizer else model_dir
+        tokenizer = AutoTokenizer.from_pretrained(tok_dir, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, local_files_only=True).eval()
+        return cls(config, tokenizer, model, cls._build_drafter(config, model, tokenizer))
+
+    @staticmethod
+    def _build_drafter(config: EngineConfig, model, tokenizer):
+        spec = config.speculative
+        if spec is None:
+            return None
+        if spec.decoding_type == "NGram":
+            from specdec_guide.drafters.ngram import NGramDrafter
+
+            return NGramDrafter.from_config(spec)
+        if spec.decoding_type == "DraftTarget":
+            from specdec_guide.drafters.draft_model import DraftModelDrafter
+
+            path = _local_dir(_resolve(spec.draft_model, config.base_dir), "speculative_model_dir", config)
+            try:
+                return DraftModelDrafter.from_pretrained(path, spec.max_draft_len, model.config.vocab_size)
+            except ValueError as err:
+                raise ConfigError(config.path, 0, 0, str(err)) from None
+        from specdec_guide.drafters.user_provided import build_user_drafter
+
+        try:
+            return build_user_drafter(config.triton.cpu_drafter, spec.max_draft_len, config.base_dir,
+                                      end_id=tokenizer.eos_token_id)
+        except Exception as err:  # import errors, a constructor that fails: one line in the log
+            raise ConfigError(config.path, 0, 0, f"triton_config.cpu_drafter '{config.triton.cpu_drafter}': "
+                              f"{type(err).__name__}: {err}") from None
+
+    # -- decoding ------------------------------------------------------------------------
+    def logits(self, tokens) -> "object":
+        with self._torch.no_grad():
+            ids = self._torch.tensor([list(tokens)], dtype=self._torch.long)
+            return self.model(input_ids=ids).logits[0].float()
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def decode(self, tokens: list[int]) -> str:
+        return self.tokenizer.decode(tokens, skip_special_tokens=True)
+
+    def check(self, request: GenerateRequest) -> list[int]:
+        """Tokenize and check the request against the model's length limit; return the prompt ids."""
+        prompt = self.encode(request.prompt)
+        if not prompt:
+            raise RequestError("text_input encodes to no tokens")
+        room = self.max_seq_len - len(prompt)
+        if room < 1:
+            raise RequestError(f"the prompt has {len(prompt)} tokens; the model's limit is {self.max_seq_len}")
+        if request.max_tokens > room:
+            raise RequestError(f"sampling_param_max_tokens={request.max_tokens} is too large: the prompt has "
+                               f"{len(prompt)} tokens and the model's limit is {self.max_seq_len} "
+                               f"(so at most {room})")
+        return prompt
+
+    def generate(self, request: GenerateRequest | dict) -> Iterator[Chunk]:
+        """Yield a :class:`Chunk` per target step; the last has ``finished=True``.
+
+        Raises :class:`RequestError` before the first chunk when the request is invalid.
+        """
+        if isinstance(request, dict):
+            request = parse_request(request)
+        prompt = self.check(request)
+        return self._run(request, prompt)
+
+    def complete(self, request: GenerateRequest | dict) -> Chunk:
+        """Run a request to the end; return the final chunk."""
+        chunk = None
+        for chunk in self.generate(request):
+            pass
+        return chunk
+
+    def _run(self, request: GenerateRequest, prompt: list[int]) -> Iterator[Chunk]:
+        with self._lock:
+            request_id = next(self._ids)
+            drafter = self.drafter
+            if drafter is not None:
+                if hasattr(drafter, "start_request"):
+                    drafter.start_request(request_id, len(prompt), request.max_tokens)
+                drafter = _GenerationPhaseOnly(drafter)
+            arrival = time.monotonic_ns()
+            first_token = 0
+            stats = SpecStats()
+            out: list[int] = []
+            echo = "" if request.exclude_input_from_output else request.prompt
+            try:
+                steps = speculative_steps(
+                    self.logits, prompt, request.max_tokens, drafter=drafter, max_draft_len=self.max_draft_len,
+                    sampling=request.sampling, eos_id=self.eos_id, request_id=request_id,
+                )
+                finish, stop_reason, text = None, None, ""
+                for step in steps:
+                    stats.add(step)
+                    out.extend(step.tokens)
+                    now = time.monotonic_ns()
+                    first_token = first_token or now
+                    text = self.decode(out)
+                    hit = _first_stop(text, request.stop)
+                    if hit is not None:
+                        text, stop_reason, finish = text[: hit[0]], hit[1], "stop"
+                    elif self.eos_id is not None and out[-1] == self.eos_id:
+                        finish = "stop"
+                    elif len(out) >= request.max_tokens:
+                        finish = "length"
+                    chunk = Chunk(echo + text, list(out), finish is not None, finish, stop_reason, stats,
+                                  arrival, first_token, now)
+                    yield chunk
+                    if finish is not None:
+                        return
+                # The loop ended without a reason (cannot happen today): still end the stream.
+                yield Chunk(echo + text, list(out), True, "length", None, stats, arrival, first_token,
+                            time.monotonic_ns())
+            finally:
+                if self.drafter is not None and hasattr(self.drafter, "end_request"):
+                    self.drafter.end_request(request_id)
+
+
+def _first_stop(text: str, stops: tuple[str, ...]) -> tuple[int, str] | None:
+    """(index, stop string) of the earliest stop string in ``text``; the output ends before it."""
+    best = None
+    for stop in stops:
+        i = text.find(stop)
+        if i >= 0 and (best is None or i < best[0]):
+            best = (i, stop)
+    return best

@@ -1,0 +1,179 @@
+"""One request to the CPU engine, checked field by field under the llmapi model's input names.
+
+Triton already enforces each input's declared dtype; this module guards what it cannot: ranges
+(``sampling_param_max_tokens`` of 0, -1 or 10**9), scalars sent as lists, an empty prompt, and
+features the CPU engine does not emulate (best_of > 1, penalties). Each problem is a
+:class:`RequestError` whose message names the input, so the HTTP client sees what to fix.
+
+Defaults follow the container's llmapi model.py: an absent input is not passed to
+``SamplingParams``, so ``max_tokens`` is SamplingParams' 32 and the prompt is echoed
+(``exclude_input_from_output`` false). With no temperature/top_k/top_p the engine decodes
+greedily.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from specdec_guide.speculation import SamplingConfig
+
+DEFAULT_MAX_TOKENS = 32  # SamplingParams.max_tokens default at 1.1.0 (schemas/1.1.0/llm_api.yaml)
+MAX_SEED = 2**64 - 1  # sampling_param_seed is UINT64
+
+# Every input of the 1.1.0 llmapi config.pbtxt (schemas/1.1.0/triton.yaml); others are ignored by
+# Triton before they reach the model, so an unknown name here is a programming error upstream.
+INPUT_NAMES = (
+    "text_input", "streaming", "sampling_param_best_of", "sampling_param_temperature", "sampling_param_top_k",
+    "sampling_param_top_p", "sampling_param_frequency_penalty", "sampling_param_presence_penalty",
+    "sampling_param_max_tokens", "sampling_param_stop", "sampling_param_seed",
+    "sampling_param_exclude_input_from_output", "sampling_param_return_perf_metrics", "return_finish_reason",
+    "return_stop_reason", "return_cumulative_logprob", "stop",
+)
+
+
+class RequestError(ValueError):
+    """A request the engine refuses; the message is sent back to the client as is."""
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    prompt: str
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    streaming: bool = False
+    sampling: SamplingConfig = SamplingConfig()
+    stop: tuple[str, ...] = ()
+    exclude_input_from_output: bool = False
+    return_perf_metrics: bool = False
+    return_finish_reason: bool = False
+    return_stop_reason: bool = False
+    return_cumulative_logprob: bool = False
+    extra: dict = field(default_factory=dict, compare=False)  # unknown names, kept for diagnostics
+
+
+def _scalar(name: str, value: Any) -> Any:
+    """Unwrap a one-element list/array (Triton sends dims [1]); refuse anything longer."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    while isinstance(value, (list, tuple)):
+        if len(value) != 1:
+            raise RequestError(f"{name}: expected one value, got {len(value)}")
+        value = value[0]
+    return value
+
+
+def _bool(name: str, value: Any) -> bool:
+    value = _scalar(name, value)
+    if not isinstance(value, bool):
+        raise RequestError(f"{name}: expected true or false, got {value!r}")
+    return value
+
+
+def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    value = _scalar(name, value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"{name}: expected an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        raise RequestError(f"{name} must be {bound}, got {value}")
+    return value
+
+
+def _float(name: str, value: Any) -> float:
+    value = _scalar(name, value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RequestError(f"{name}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _text(name: str, value: Any) -> str:
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RequestError(f"{name}: not valid UTF-8") from None
+    if not isinstance(value, str):
+        raise RequestError(f"{name}: expected a string, got {value!r}")
+    return value
+
+
+def _texts(name: str, value: Any) -> list[str]:
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, (str, bytes)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise RequestError(f"{name}: expected a list of strings, got {value!r}")
+    flat: list[str] = []
+    for item in value:  # a [1, n] tensor arrives as nested lists
+        flat.extend(_texts(name, item) if isinstance(item, (list, tuple)) else [_text(name, item)])
+    return flat
+
+
+def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
+    """Build a :class:`GenerateRequest` from input name -> value (Python or numpy values)."""
+    if "text_input" not in fields or fields["text_input"] is None:
+        raise RequestError("text_input is missing from the request")
+    prompts = _texts("text_input", fields["text_input"])
+    if not prompts:
+        raise RequestError("text_input is empty")
+    # Like the container's model.py: one prompt per request, the first element.
+    prompt = prompts[0]
+    if not prompt:
+        raise RequestError("text_input is an empty string; the engine needs at least one prompt token")
+
+    get = fields.get
+    best_of = get("sampling_param_best_of")
+    if best_of is not None and _int("sampling_param_best_of", best_of, 1) != 1:
+        raise RequestError("sampling_param_best_of > 1 is not emulated by the CPU reference engine")
+    for penalty in ("sampling_param_frequency_penalty", "sampling_param_presence_penalty"):
+        if get(penalty) is not None and _float(penalty, get(penalty)) != 0.0:
+            raise RequestError(f"{penalty} is not emulated by the CPU reference engine (send 0 or leave it out)")
+
+    max_tokens = DEFAULT_MAX_TOKENS
+    if get("sampling_param_max_tokens") is not None:
+        max_tokens = _int("sampling_param_max_tokens", get("sampling_param_max_tokens"), 1)
+
+    temperature = top_p = None
+    top_k = 0
+    if get("sampling_param_temperature") is not None:
+        temperature = _float("sampling_param_temperature", get("sampling_param_temperature"))
+        if temperature < 0:
+            raise RequestError(f"sampling_param_temperature must be >= 0, got {temperature}")
+    if get("sampling_param_top_k") is not None:
+        top_k = _int("sampling_param_top_k", get("sampling_param_top_k"), 0)
+    if get("sampling_param_top_p") is not None:
+        top_p = _float("sampling_param_top_p", get("sampling_param_top_p"))
+        if not 0.0 < top_p <= 1.0:
+            raise RequestError(f"sampling_param_top_p must be in (0, 1], got {top_p}")
+    seed = None
+    if get("sampling_param_seed") is not None:
+        seed = _int("sampling_param_seed", get("sampling_param_seed"), 0, MAX_SEED)
+    if temperature is None:
+        # Nothing set: greedy. Only top_k/top_p set: sample at temperature 1 within the cut.
+        temperature = 1.0 if (top_k > 1 or (top_p is not None and top_p < 1.0)) else 0.0
+    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=1.0 if top_p is None else top_p, seed=seed)
+
+    stop: list[str] = []
+    if get("sampling_param_stop") is not None:
+        stop = [s for s in _texts("sampling_param_stop", get("sampling_param_stop")) if s]
+
+    def flag(name: str) -> bool:
+        return get(name) is not None and _bool(name, get(name))
+
+    return GenerateRequest(
+        prompt=prompt,
+        max_tokens=max_tokens,
+        streaming=flag("streaming"),
+        sampling=sampling,
+        stop=tuple(stop),
+        exclude_input_from_output=flag("sampling_param_exclude_input_from_output"),
+        return_perf_metrics=flag("sampling_param_return_perf_metrics"),
+        return_finish_reason=flag("return_finish_reason"),
+        return_stop_reason=flag("return_stop_reason"),
+        return_cumulative_logprob=flag("return_cumulative_logprob"),
+        extra={k: v for k, v in fields.items() if k not in INPUT_NAMES},
+    )

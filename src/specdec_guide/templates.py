@@ -1,0 +1,262 @@
+"""``specdec-guide repo render``: turn a template from model_repo_templates/llmapi/ into a model repository.
+
+A template is what the guide shows (config.pbtxt + 1/model.yaml with ``${...}`` markers). Render
+copies it, fills the markers, and adds the 1/model.py that executes it: our CPU reference engine
+(``--engine cpu``) or TensorRT-LLM's own llmapi model.py from the Triton container
+(``--engine trtllm``). Only PyYAML is imported here; the CLI loads this module on every start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from specdec_guide.diagnostics import UserError
+
+METHODS = ("baseline", "ngram", "draft_target", "eagle3", "mtp", "user_provided")
+ENGINES = ("cpu", "trtllm")
+DEFAULT_NAME = "tensorrt_llm"
+TRACK = "1.1.0"
+
+NEEDS_DRAFT_MODEL = {"draft_target", "eagle3"}
+NEEDS_DRAFTER = {"user_provided"}
+# The CPU engine imitates nothing it cannot honour: these need TensorRT-LLM's kernels and weights.
+CPU_REFUSES = {
+    "eagle3": "EAGLE-3 runs trained draft heads on the target's hidden states inside TensorRT-LLM; "
+    "the CPU engine does not emulate it (render with --engine trtllm in the Triton container)",
+    "mtp": "MTP needs a checkpoint with multi-token-prediction layers (DeepSeek-V3/R1) run by TensorRT-LLM; "
+    "the CPU engine does not emulate it (render with --engine trtllm in the Triton container)",
+}
+TRTLLM_REFUSES = {
+    "user_provided": "TensorRT-LLM takes a user-provided drafter only as a Python object "
+    "(UserProvidedDecodingConfig(drafter=...)); its llmapi model.py builds LLM() from model.yaml, "
+    "which cannot hold one: write your own model.py that constructs the LLM",
+}
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_DRAFTER_RE = re.compile(r"^(?:[A-Za-z_][\w.]*|[^:]+\.py):[A-Za-z_]\w*$")
+_PKG = Path(__file__).resolve().parent
+
+
+def templates_root() -> Path:
+    """model_repo_templates/llmapi in the source tree (the package is installed editable)."""
+    root = _PKG.parents[1] / "model_repo_templates" / "llmapi"
+    if not root.is_dir():
+        raise UserError(f"templates not found at {root}; run from a checkout of the guide (pip install -e .)")
+    return root
+
+
+def template_dir(method: str) -> Path:
+    return templates_root() / method / DEFAULT_NAME
+
+
+def _container_model_files() -> tuple[str, list[str]]:
+    """Where the container keeps the llmapi model.py and which files to take, from the snapshot."""
+    import yaml
+
+    facts = yaml.safe_load((_PKG / "schemas" / TRACK / "triton.yaml").read_text())["llmapi_model"]
+    files = [f.split("/", 1)[1] for f in facts["files"] if f.startswith("1/") and f.endswith(".py")]
+    return facts["container_path"] + "/1", files
+
+
+def _yaml_value(value: str) -> str:
+    # A JSON string is a valid YAML double-quoted scalar: paths with spaces or ':' stay intact.
+    return json.dumps(value)
+
+
+def _fill_model_yaml(text: str, values: dict[str, str], max_batch_size: int | None, decoupled: bool | None) -> str:
+    # Only values are filled; the comments that explain the markers stay as the template has them.
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("#"):
+            for marker, value in values.items():
+                line = line.replace("${" + marker + "}", _yaml_value(value))
+            lines[i] = line
+    text = "".join(lines)
+    if decoupled is not None:
+        text, n = re.subn(r"(?m)^(  decoupled:)\s*\w+", rf"\g<1> {'true' if decoupled else 'false'}", text)
+        if n != 1:
+            raise UserError("template has no triton_config.decoupled line to set")
+    if max_batch_size is not None:
+        text, n = re.subn(r"(?m)^(  max_batch_size:)\s*\d+", rf"\g<1> {max_batch_size}", text)
+        if n != 1:
+            raise UserError("template has no triton_config.max_batch_size line to set")
+    return text
+
+
+def _leftover_markers(node, path="") -> list[str]:
+    if isinstance(node, dict):
+        return [m for k, v in node.items() for m in _leftover_markers(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(node, str) and "${" in node:
+        return [f"{path}: {node}"]
+    return []
+
+
+def _prepare_out(out: Path, name: str, force: bool) -> Path:
+    """Return OUT/NAME ready to be written. --force replaces OUT/NAME only, never anything else."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} exists and is not a directory")
+    target = out / name
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise UserError(f"{out} is not empty; pass --force to replace {target} (other entries are kept)")
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            # name is validated to one path component, so target is a direct child of OUT.
+            assert target.resolve().parent == out.resolve()
+            shutil.rmtree(target)
+    out.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def render(
+    method: str,
+    model: str,
+    out: str | Path,
+    engine: str = "cpu",
+    draft_model: str | None = None,
+    drafter: str | None = None,
+    name: str = DEFAULT_NAME,
+    max_batch_size: int | None = None,
+    decoupled: bool | None = None,
+    force: bool = False,
+    trtllm_model_dir: str | Path | None = None,
+) -> Path:
+    """Render ``method`` into the repository ``out`` as model ``name``; return the model folder.
+
+    Raises UserError for every mistake a reader can make. With ``engine="trtllm"`` and no
+    container files at hand, the repository is still written and the UserError says what to copy.
+    """
+    import yaml
+
+    if method not in METHODS:
+        raise UserError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose cpu or trtllm")
+    if not model:
+        raise UserError("--model is required (a Hugging Face name or a local checkpoint directory)")
+    if not _NAME_RE.match(name):
+        raise UserError(f"--name {name!r}: use letters, digits, '_', '-', '.' (it becomes a folder name)")
+    if method in NEEDS_DRAFT_MODEL and not draft_model:
+        raise UserError(f"{method} needs --draft-model (the draft model's HF name or directory)")
+    if draft_model and method not in NEEDS_DRAFT_MODEL:
+        raise UserError(f"--draft-model is only used by {', '.join(sorted(NEEDS_DRAFT_MODEL))}, not {method}")
+    if drafter and method not in NEEDS_DRAFTER:
+        raise UserError(f"--drafter is only used by user_provided, not {method}")
+    if method in NEEDS_DRAFTER and engine == "cpu" and not drafter:
+        raise UserError("user_provided needs --drafter module:Class (a drafter class the CPU engine imports)")
+    if drafter and not _DRAFTER_RE.match(drafter):
+        raise UserError(f"--drafter {drafter!r}: expected module:Class or file.py:Class, e.g. my_pkg.drafters:MyDrafter")
+    drafter_file = None
+    if drafter and drafter.split(":")[0].endswith(".py"):
+        # A drafter file is copied next to model.yaml, so the repository is self-contained.
+        drafter_file = Path(drafter.split(":")[0])
+        if not drafter_file.is_file():
+            raise UserError(f"--drafter: {drafter_file} not found")
+        if drafter_file.name in ("model.py", "helpers.py"):
+            raise UserError(f"--drafter: rename {drafter_file.name}; that name is taken by the Triton model")
+        drafter = f"{drafter_file.name}:{drafter.split(':')[1]}"
+    if max_batch_size is not None and max_batch_size < 0:
+        raise UserError("--max-batch-size must be >= 0")
+    refusals = CPU_REFUSES if engine == "cpu" else TRTLLM_REFUSES
+    if method in refusals:
+        raise UserError(f"{method} with --engine {engine}: {refusals[method]}")
+
+    def local(p: str) -> str:
+        # A path that exists here is made absolute: model.py runs with another working directory.
+        return str(Path(p).resolve()) if Path(p).exists() else p
+
+    values = {"MODEL": local(model)}
+    if draft_model:
+        values["DRAFT_MODEL"] = local(draft_model)
+    if drafter:
+        values["DRAFTER"] = drafter
+
+    src = template_dir(method)
+    text = _fill_model_yaml((src / "1" / "model.yaml").read_text(), values, max_batch_size, decoupled)
+    left = _leftover_markers(yaml.safe_load(text))
+    if left:
+        raise UserError(f"template {method} still has unfilled markers: {'; '.join(left)}")
+    config = (src / "config.pbtxt").read_text()
+    if name != DEFAULT_NAME:
+        config, n = re.subn(r'(?m)^name:\s*"[^"]*"', f'name: "{name}"', config, count=1)
+        assert n == 1, "template config.pbtxt has no name line"
+
+    out = Path(out)
+    target = _prepare_out(out, name, force)
+    (target / "1").mkdir(parents=True)
+    (target / "config.pbtxt").write_text(config)
+    stamp = f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from model_repo_templates/llmapi/{method}.\n"
+    (target / "1" / "model.yaml").write_text(stamp + text)
+    if drafter_file is not None:
+        shutil.copyfile(drafter_file, target / "1" / drafter_file.name)
+
+    if engine == "cpu":
+        model_py = _PKG / "engine" / "model.py"
+        if not model_py.exists():
+            raise UserError(f"CPU engine model.py not found at {model_py}")
+        shutil.copyfile(model_py, target / "1" / "model.py")
+        return target
+
+    container_dir, files = _container_model_files()
+    src_dir = Path(trtllm_model_dir) if trtllm_model_dir else Path(container_dir)
+    missing = [f for f in files if not (src_dir / f).is_file()]
+    if missing:
+        dest = target.resolve() / "1"
+        print(
+            f"TensorRT-LLM's llmapi model files are not here ({src_dir}). Copy {', '.join(files)} from\n"
+            f"  {container_dir}/ in nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3 into {dest}/, e.g.:\n"
+            f"  docker run --rm -v {dest}:/dst nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3 \\\n"
+            f"    cp {' '.join(f'{container_dir}/{f}' for f in files)} /dst/",
+            file=sys.stderr,
+        )
+        raise UserError(f"{target} rendered without model.py: copy it from the container (see above)", exit_code=3)
+    for f in files:
+        shutil.copyfile(src_dir / f, target / "1" / f)
+    return target
+
+
+def _run(args) -> int:
+    target = render(
+        args.method, args.model, args.out, engine=args.engine, draft_model=args.draft_model,
+        drafter=args.drafter, name=args.name, max_batch_size=args.max_batch_size, decoupled=args.decoupled, force=args.force,
+        trtllm_model_dir=args.trtllm_model_dir,
+    )
+    print(f"rendered {args.method} ({args.engine} engine) into {target}")
+    if args.engine == "cpu":
+        print(f"start it: specdec-guide triton up --repo {Path(args.out)}")
+    return 0
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(text)
+
+
+def register(subparsers) -> None:
+    repo = subparsers.add_parser("repo", help="model repositories from the guide's templates")
+    sub = repo.add_subparsers(dest="repo_command", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser("render", help="render a llmapi template into a Triton model repository")
+    p.add_argument("--method", required=True, choices=METHODS)
+    p.add_argument("--model", required=True, help="target model: HF name or local checkpoint dir")
+    p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3)")
+    p.add_argument("--drafter", help="user_provided, CPU engine: drafter class as module:Class, or "
+                   "file.py:Class (the file is copied into the model folder)")
+    p.add_argument("--engine", choices=ENGINES, default="cpu",
+                   help="cpu: our reference engine's model.py; trtllm: the container's llmapi model.py")
+    p.add_argument("--out", required=True, help="model repository folder (the model goes to OUT/NAME)")
+    p.add_argument("--name", default=DEFAULT_NAME, help="model name (default tensorrt_llm, as the guide's URLs use)")
+    p.add_argument("--max-batch-size", type=int, help="triton_config.max_batch_size (template: 0)")
+    p.add_argument("--decoupled", type=_bool, metavar="true|false",
+                   help="triton_config.decoupled (template: true). Streaming needs true; tritonclient's "
+                   "unary infer() (HTTP or gRPC) needs false")
+    p.add_argument("--force", action="store_true", help="OUT may be non-empty; OUT/NAME is replaced, nothing else")
+    p.add_argument("--trtllm-model-dir", help="--engine trtllm: folder with the llmapi model.py and helpers.py "
+                   "(default: the container's /app/all_models/llmapi/tensorrt_llm/1)")
+    p.set_defaults(func=_run)

@@ -1,0 +1,407 @@
+"""Start and stop a real ``tritonserver`` on a CPU-only machine.
+
+The ``nvidia-pytriton`` wheel ships a complete tritonserver (2.51.0) with the Python backend and
+one backend stub per Python version. We launch that binary directly on a model repository, so
+the guide's curl and tritonclient commands talk to the same server process they would in the
+container; only the model behind it is our CPU engine.
+
+``specdec-guide triton up --repo DIR`` runs it in the foreground; ``serve(repo)`` /
+``TritonServer`` do the same for notebooks and tests, on free ports, with cleanup in ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+from specdec_guide.diagnostics import UserError
+
+LOG_TAIL_LINES = 25
+PORT_NAMES = ("http_port", "grpc_port", "metrics_port")
+STOP_GRACE_S = 10.0
+
+
+def _pytriton_paths() -> tuple[Path, Path]:
+    """(pytriton package dir, bundled shared-library dir), or a UserError naming the extra."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pytriton")
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("nvidia-pytriton is not installed; install the engine extra: pip install -e '.[engine]'")
+    pkg = Path(next(iter(spec.submodule_search_locations)))
+    return pkg, pkg.parent / "nvidia_pytriton.libs"
+
+
+_PARSE_ERR = re.compile(r"Error parsing text-format inference\.ModelConfig: (\d+):(\d+): (.*)$")
+_PROTO_FILE = re.compile(r"failed to read text proto from ([^\"]+)")
+_LOAD_ERR = re.compile(r"failed to load '([^']+)' version \d+: (.*)$")
+_STUB_ERR = re.compile(r"Failed to preinitialize Python stub: (.*)$")
+# Lines that are always there on CPU and only hide the reason.
+_NOISE = ("CudaDriverHelper has not been initialized",)
+
+
+def _unescape(text: str) -> str:
+    return text.rstrip('"').replace("\\n", "\n").strip()
+
+
+def diagnose(log: str) -> list[str]:
+    """The reasons a start failed, one line each, from tritonserver's log.
+
+    A malformed config.pbtxt comes out as ``path:line:col: message`` (protobuf reports line:col
+    on one log line and Triton the file on the next); a model that fails to load as
+    ``model 'name': <first line of the exception>``.
+    """
+    found: list[str] = []
+    pending: list[tuple[str, str, str]] = []
+    for line in log.splitlines():
+        if m := _PARSE_ERR.search(line):
+            pending.append(m.groups())
+        elif (m := _PROTO_FILE.search(line)) and pending:
+            row, col, msg = pending.pop(0)
+            found.append(f"{m.group(1)}:{row}:{col}: {msg}")
+        elif m := _LOAD_ERR.search(line):
+            reason = _unescape(m.group(2)).splitlines()[0]
+            found.append(f"model '{m.group(1)}' failed to load: {reason.removeprefix('Internal: ')}")
+        elif m := _STUB_ERR.search(line):
+            found.append(_unescape(m.group(1)).splitlines()[0])
+    found += [f"config.pbtxt:{r}:{c}: {msg}" for r, c, msg in pending]
+    return list(dict.fromkeys(found))
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGTERM tritonserver if its parent dies (even by SIGKILL).
+
+    The server runs in its own session (so a terminal's Ctrl-C reaches only us and we stop it in
+    order); without this a killed launcher would leave it, its stubs and their /dev/shm behind.
+    """
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+_OWN_NAME = re.compile(r"^(?:specdec-triton-)?specdec(\d+)x[0-9a-f]{8}_")
+
+
+def _sweep_stale() -> None:
+    """Remove temp dirs and /dev/shm regions left by launchers that were SIGKILLed.
+
+    Only names in our own pattern (``specdec<pid>x<8 hex>_``) whose launcher pid is gone are touched.
+    """
+    for folder in (Path(tempfile.gettempdir()), Path("/dev/shm")):
+        with contextlib.suppress(OSError):
+            for entry in folder.iterdir():
+                m = _OWN_NAME.match(entry.name)
+                if m and not Path(f"/proc/{m.group(1)}").exists():
+                    with contextlib.suppress(OSError):
+                        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _port_busy(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+class TritonServer:
+    """One tritonserver process serving ``repo`` on loopback.
+
+    Ports left as ``None`` are picked free at start. Use it as a context manager; ``stop()`` is
+    idempotent and always removes the temp backend dir and this server's /dev/shm regions.
+    """
+
+    def __init__(
+        self,
+        repo: str | os.PathLike,
+        http_port: int | None = None,
+        grpc_port: int | None = None,
+        metrics_port: int | None = None,
+        timeout: float = 120.0,
+        log_verbose: int = 0,
+        extra_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ):
+        self.repo = Path(repo).resolve()
+        self.http_port, self.grpc_port, self.metrics_port = http_port, grpc_port, metrics_port
+        self.timeout = timeout
+        self.log_verbose = log_verbose
+        self.extra_args = tuple(extra_args)
+        self.extra_env = dict(env or {})  # e.g. thread limits for the model processes
+        # A unique prefix lets us find (and delete) exactly this server's shared-memory files.
+        self.shm_prefix = f"specdec{os.getpid()}x{uuid.uuid4().hex[:8]}_"
+        self.proc: subprocess.Popen | None = None
+        self._workdir: Path | None = None
+        self.log_path: Path | None = None
+        self._final_log = ""
+
+    # -- addresses -------------------------------------------------------------------------
+    @property
+    def http_address(self) -> str:
+        """``host:port`` as tritonclient.http and curl take it."""
+        return f"127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_address(self) -> str:
+        """``host:port`` as tritonclient.grpc takes it."""
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.http_address}"
+
+    @property
+    def grpc_url(self) -> str:
+        return self.grpc_address
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _backend_dir(self, pkg: Path) -> Path:
+        """A backend dir whose python/ links the bundled backend and the stub for *this* Python.
+
+        The bundled backends/python has no stub next to it; the stub must match the interpreter
+        that will run model.py, so we pick it from python_backend_stubs/<major.minor>/.
+        """
+        ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+        src = pkg / "tritonserver"
+        stub = src / "python_backend_stubs" / ver / "triton_python_backend_stub"
+        if not stub.exists():
+            raise UserError(f"nvidia-pytriton has no Python backend stub for Python {ver} ({stub})")
+        py = self._workdir / "backends" / "python"
+        py.mkdir(parents=True)
+        for f in (src / "backends/python/libtriton_python.so", src / "backends/python/triton_python_backend_utils.py", stub):
+            (py / f.name).symlink_to(f)
+        return py.parent
+
+    def _env(self, libs: Path) -> dict[str, str]:
+        env = dict(os.environ)
+        # The stub finds its interpreter as `python3` on PATH: make it this venv's Python, so
+        # model.py sees torch/transformers/specdec_guide.
+        env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+        # The stub links libpython from the interpreter's LIBDIR; the server needs the wheel's libs.
+        ld = [sysconfig.get_config_var("LIBDIR") or "", str(libs), env.get("LD_LIBRARY_PATH", "")]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in ld if p)
+        env.update(self.extra_env)
+        return env
+
+    def _command(self, pkg: Path, backends: Path) -> list[str]:
+        return [
+            str(pkg / "tritonserver/bin/tritonserver"),
+            f"--model-repository={self.repo}",
+            f"--backend-directory={backends}",
+            "--http-address=127.0.0.1",
+            f"--http-port={self.http_port}",
+            "--grpc-address=127.0.0.1",
+            f"--grpc-port={self.grpc_port}",
+            f"--metrics-port={self.metrics_port}",
+            "--allow-gpu-metrics=false",
+            "--pinned-memory-pool-byte-size=0",
+            "--cuda-memory-pool-byte-size=0:0",
+            f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
+            "--model-control-mode=none",
+            "--exit-on-error=true",
+            "--strict-readiness=true",
+            f"--log-verbose={self.log_verbose}",
+            *self.extra_args,
+        ]
+
+    def start(self) -> "TritonServer":
+        if not self.repo.is_dir():
+            raise UserError(f"{self.repo}: model repository not found")
+        pkg, libs = _pytriton_paths()
+        _sweep_stale()
+        picked = [name for name in PORT_NAMES if getattr(self, name) is None]
+        for name in PORT_NAMES:
+            port = getattr(self, name)
+            if port is not None and _port_busy(port):
+                raise UserError(f"port {port} on 127.0.0.1 is in use (--{name.replace('_', '-')})")
+        for attempt in range(3):
+            for name in picked:
+                setattr(self, name, _free_port())
+            try:
+                self._start_once(pkg, libs)
+                return self
+            except UserError as err:
+                # A port we picked was free when probed but taken before tritonserver bound it
+                # (other servers start concurrently, e.g. parallel tests): pick again.
+                if not (picked and "already in use" in str(err) and attempt < 2):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_once(self, pkg: Path, libs: Path) -> None:
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"specdec-triton-{self.shm_prefix}"))
+        try:
+            backends = self._backend_dir(pkg)
+            self.log_path = self._workdir / "server.log"
+            with open(self.log_path, "wb") as log:
+                # Own session: Ctrl-C in a terminal reaches only us, and we stop the server in order.
+                self.proc = subprocess.Popen(
+                    self._command(pkg, backends), env=self._env(libs), stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
+                )
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def log(self) -> str:
+        """The server's whole log so far (still available after stop())."""
+        if self._workdir is not None and self.log_path and self.log_path.exists():
+            return self.log_path.read_text(errors="replace")
+        return self._final_log
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The last log lines, without the option/model tables and the CPU-only noise."""
+        text = [t for t in self.log().splitlines() if t.strip() and t[0] not in "+|" and not any(n in t for n in _NOISE)]
+        return "\n".join(text[-lines:])
+
+    def _failure(self, what: str) -> UserError:
+        reasons = diagnose(self.log())
+        head = f"{what}: {'; '.join(reasons)}" if reasons else what
+        return UserError(f"{head}\nlog tail:\n{self.log_tail()}", exit_code=1)
+
+    def _wait_ready(self) -> None:
+        url = f"{self.http_url}/v2/health/ready"
+        deadline = time.monotonic() + self.timeout
+        while True:
+            rc = self.proc.poll()
+            if rc is not None:
+                raise self._failure(f"tritonserver exited with status {rc} before it was ready")
+            if "Failed to preinitialize Python stub" in self.log():
+                # Triton keeps waiting for a stub that will never come (e.g. no model.py): fail now.
+                raise self._failure("a Python model could not start")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise self._failure(f"tritonserver not ready after {self.timeout:g}s")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM the server (its whole process group: stubs included), SIGKILL after a grace."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if proc is not None:
+            # Stubs that outlived the server (SIGKILL path) would keep /dev/shm mapped.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        for f in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
+            with contextlib.suppress(OSError):
+                f.unlink()
+        if self._workdir is not None:
+            # Keep the log readable after stop (tests and error messages use it), then drop the dir.
+            self._final_log = self.log()
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def shm_files(self) -> list[Path]:
+        return sorted(Path("/dev/shm").glob(f"{self.shm_prefix}*"))
+
+    def __enter__(self) -> "TritonServer":
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def serve(repo: str | os.PathLike, **kwargs):
+    """``with serve(repo) as server: server.http_url`` — free ports, always stopped."""
+    server = TritonServer(repo, **kwargs)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+def _up(args) -> int:
+    server = TritonServer(
+        args.repo, http_port=args.http_port, grpc_port=args.grpc_port, metrics_port=args.metrics_port,
+        timeout=args.timeout, log_verbose=args.log_verbose,
+    )
+    stopping = False
+
+    def on_signal(signum, frame):  # SIGTERM behaves like Ctrl-C: leave the wait loop, clean up
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    t0 = time.monotonic()
+    try:
+        server.start()
+        print(f"tritonserver ready in {time.monotonic() - t0:.1f}s (repository {server.repo})")
+        print(f"  HTTP     {server.http_url}")
+        print(f"  gRPC     {server.grpc_address}")
+        print(f"  metrics  {server.metrics_url}")
+        print(f"  log      {server.log_path} (removed on stop)")
+        print("Ctrl-C stops it.", flush=True)
+        while True:
+            rc = server.proc.poll()
+            if rc is not None:
+                raise server._failure(f"tritonserver exited with status {rc}")
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        stopping = True
+        return 0
+    finally:
+        if stopping:
+            print("stopping tritonserver ...", file=sys.stderr)
+        # A second Ctrl-C or SIGTERM must not cut the cleanup short (stop() escalates by itself).
+        prev_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            server.stop()
+        finally:
+            signal.signal(signal.SIGINT, prev_int)
+            signal.signal(signal.SIGTERM, previous)
+
+
+def register(subparsers) -> None:
+    triton = subparsers.add_parser("triton", help="run the bundled tritonserver on a model repository (CPU)")
+    sub = triton.add_subparsers(dest="triton_command", metavar="SUBCOMMAND", required=True)
+    up = sub.add_parser("up", help="start tritonserver on 127.0.0.1, wait until ready, stop on Ctrl-C")
+    up.add_argument("--repo", required=True, help="model repository (e.g. from `specdec-guide repo render`)")
+    # The tutorials' ports by default; the environment may move them (CI, a second server).
+    for flag, var, default in (("--http-port", "SPECDEC_TRITON_HTTP_PORT", 8000),
+                               ("--grpc-port", "SPECDEC_TRITON_GRPC_PORT", 8001),
+                               ("--metrics-port", "SPECDEC_TRITON_METRICS_PORT", 8002)):
+        up.add_argument(flag, type=int, default=int(os.environ.get(var, default)),
+                        help=f"default {default}, or ${var}")
+    up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for /v2/health/ready")
+    up.add_argument("--log-verbose", type=int, default=0)
+    up.set_defaults(func=_up)

@@ -1,0 +1,3 @@
+from specdec_guide.validate.command import main
+
+raise SystemExit(main())

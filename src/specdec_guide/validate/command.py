@@ -1,0 +1,55 @@
+"""``specdec-guide validate [PATHS...] [--trtllm TRACK]``: check snippets against a TRT-LLM track.
+
+With no PATHS the whole repository is checked (the folder holding mkdocs.yml or pyproject.toml,
+searched upwards from the current directory): snippets/**, model_repo_templates/**,
+notebooks/*.py and docs/**/*.md. Problems print as ``path:line:col: message``; exit status 1
+when there is any, 0 otherwise. Imports stay light (pyyaml, protobuf): no torch here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from specdec_guide.diagnostics import UserError
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "validate",
+        help="check snippets, templates, notebooks and pages against a TRT-LLM schema snapshot",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: the repository)")
+    p.add_argument("--trtllm", metavar="TRACK",
+                   help="track id or alias (1.1.0, latest, triton-25.12...); overrides the files' "
+                        "'# specdec-guide: trtllm=' comments; default: tracks.yaml 'default'")
+    p.add_argument("--schemas", type=Path, metavar="DIR", help=argparse.SUPPRESS)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from specdec_guide.validate.runner import validate_paths
+    from specdec_guide.validate.schema import Registry
+
+    registry = Registry(args.schemas) if getattr(args, "schemas", None) else Registry()
+    report = validate_paths(args.paths or None, trtllm=args.trtllm, registry=registry)
+    for diag in report.diagnostics:
+        print(diag)
+    print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m specdec_guide.validate``), same behaviour as the sub-command."""
+    parser = argparse.ArgumentParser(prog="specdec-guide")
+    sub = parser.add_subparsers(dest="command")
+    register(sub)
+    args = parser.parse_args(["validate", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return run(args)
+    except UserError as err:
+        print(f"specdec-guide validate: {err}", file=sys.stderr)
+        return err.exit_code

@@ -1,0 +1,101 @@
+"""LLM API YAML: the Triton llmapi ``model.yaml`` and trtllm-serve/trtllm-bench option files.
+
+Every key except ``triton_config`` is a field of ``TorchLlmArgs`` (``TrtLlmArgs`` when the
+file says ``backend: tensorrt`` on a track that still has the engine backend). In ``model.yaml``
+Triton passes the keys to ``LLM(**args)``, so required fields must be present; an
+``--extra_llm_api_options``/``--config`` file is merged with the command line, which supplies
+``model``, so required top-level fields are not demanded there.
+
+A ``model.yaml`` marked ``# specdec-guide: engine=cpu`` is written for our CPU reference engine
+and is checked the same way, with one documented difference: ``triton_config`` may carry the
+engine's own keys (:data:`CPU_ENGINE_TRITON_KEYS`, which TensorRT-LLM's model.py never reads), and
+``triton_config.cpu_drafter`` stands in for a UserProvided config's ``drafter`` object, which no
+YAML file can hold.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from specdec_guide.validate.fields import FieldChecker
+from specdec_guide.validate.kinds import CPU_ENGINE_MARKER
+from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.validate.typegrammar import parse_type
+from specdec_guide.validate.values import PVal, from_yaml
+
+
+#: triton_config keys of the CPU reference engine, with their types.
+CPU_ENGINE_TRITON_KEYS = {"cpu_drafter": "str"}
+
+
+def yaml_error(err: yaml.YAMLError) -> tuple[int, int, str]:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    context = getattr(err, "context", None)
+    msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    return (mark.line + 1, mark.column + 1, msg) if mark else (1, 1, msg)
+
+
+def compose(text: str) -> tuple[PVal | None, list]:
+    """Compose ``text`` into a PVal (None when empty) or return the syntax error as a finding."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        return None, [yaml_error(err)]
+    return (from_yaml(node) if node is not None else None), []
+
+
+def args_class(track: Track, root: PVal) -> str:
+    backend = root.get("backend")
+    if (backend is not None and backend.kind == "scalar" and str(backend.value) in ("tensorrt", "trt")
+            and track.engine_backend and "TrtLlmArgs" in track.classes()):
+        return "TrtLlmArgs"
+    return "TorchLlmArgs"
+
+
+def check(text: str, track: Track, registry: Registry | None, model_yaml: bool) -> list:
+    """Findings ``(line, col, message)`` for one LLM API YAML file."""
+    root, errs = compose(text)
+    if errs:
+        return errs
+    if root is None:
+        root = PVal("map", 1, 1)
+    if root.kind != "map":
+        return [(root.line, root.col, f"an LLM API YAML file must be a mapping, got {root.show()}")]
+    cls = args_class(track, root)
+    if cls not in track.classes():
+        return [(1, 1, f"the TRT-LLM {track.id} snapshot has no {cls} class: cannot check this file")]
+    checker = FieldChecker(track, registry, yaml_mode=True)
+    out = []
+    skip = ()
+    cpu_engine = model_yaml and bool(CPU_ENGINE_MARKER.search(text))
+    tc = root.get("triton_config")
+    if model_yaml:
+        skip = ("triton_config",)
+        if tc is not None:
+            out.extend(check_triton_config(track, tc, cpu_engine))
+    found = checker.check_class(cls, root, skip=skip, require=model_yaml)
+    if cpu_engine and tc is not None and tc.kind == "map" and tc.get("cpu_drafter") is not None:
+        found = [f for f in found if not f[2].startswith("missing required key 'speculative_config.drafter'")]
+    out.extend(found)
+    return sorted(out)
+
+
+def check_triton_config(track: Track, tc: PVal, cpu_engine: bool = False) -> list:
+    spec = ((track.triton.get("llmapi_model") or {}).get("model_yaml") or {}).get("triton_config")
+    if not isinstance(spec, dict):
+        return []
+    if cpu_engine:
+        spec = {**spec, **{k: {"type": t} for k, t in CPU_ENGINE_TRITON_KEYS.items()}}
+    if tc.kind != "map":
+        return [(tc.line, tc.col, f"'triton_config' must be a mapping, got {tc.show()}")]
+    checker = FieldChecker(track, None, yaml_mode=True)
+    out = []
+    for key, kl, kc, val in tc.entries:
+        if key not in spec:
+            out.append((kl, kc, f"unknown key 'triton_config.{key}': the llmapi model.py of TRT-LLM "
+                                f"{track.id} reads only {', '.join(spec)}"))
+            continue
+        t = spec[key].get("type") if isinstance(spec[key], dict) else spec[key]
+        out.extend(checker.check_value(parse_type(t), val, f"triton_config.{key}"))
+    return out

@@ -1,0 +1,197 @@
+"""Finds the files, picks each one's kind and track, and runs the matching checker.
+
+Every failure becomes a :class:`~specdec_guide.diagnostics.Diagnostic` (unreadable or binary
+files, YAML/Python/protobuf syntax, a ``trtllm=`` directive naming no track), never an
+exception, so ``specdec-guide validate`` always ends with a list and an exit status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from specdec_guide.diagnostics import Diagnostic
+from specdec_guide.validate import kinds
+from specdec_guide.validate.schema import Registry, Track
+
+
+@dataclass
+class FileResult:
+    path: Path
+    kind: str
+    track: Track | None = None
+    snippets: int = 1
+    references: int = 0  # TRT-LLM names / CLI invocations the checker actually compared
+    findings: list = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    root: Path
+    results: list = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+    def summary(self) -> str:
+        files = [r for r in self.results if r.kind != "page"]
+        pages = [r for r in self.results if r.kind == "page"]
+        tracks = sorted({r.track.id for r in self.results if r.track is not None})
+        n = sum(r.snippets for r in files)
+        parts = [f"{n} snippet{'s' if n != 1 else ''}"]
+        if pages:
+            parts.append(f"{sum(r.snippets for r in pages)} fenced blocks in {len(pages)} pages")
+        against = f" against TRT-LLM {', '.join(tracks)}" if tracks else ""
+        n_files = len(self.results)
+        head = f"checked {n_files} file{'s' if n_files != 1 else ''} ({', '.join(parts)}){against}"
+        if self.ok:
+            return f"{head}: no problems"
+        n = len(self.diagnostics)
+        return f"{head}: {n} problem{'s' if n != 1 else ''}"
+
+
+def display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_text(path: Path) -> tuple[str | None, str | None]:
+    """``(text, None)`` or ``(None, reason)`` for unreadable, binary or non-UTF-8 files."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return None, f"cannot read file: {err.strerror or err}"
+    if b"\0" in data[:8192]:
+        return None, "binary file: a snippet must be text"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        return None, f"not UTF-8 text (byte {err.start})"
+
+
+def pick_track(text: str, path: Path, registry: Registry, override: str | None):
+    """``(track, None)`` or ``(None, (line, col, message))`` for a bad directive."""
+    if override:
+        return registry.resolve(override), None
+    name = kinds.declared_track(text)
+    if name is None and path.name == "config.pbtxt":
+        sibling = path.parent / "1" / "model.yaml"
+        if sibling.is_file():
+            name = kinds.declared_track(kinds.head_text(sibling))
+    if name is None:
+        return registry.resolve(None), None
+    track = registry.find(name)
+    if track is None or not track.exists:
+        ln = next((i for i, line in enumerate(text.split("\n"), 1) if name in line and "trtllm" in line), 1)
+        return None, (ln, 1, f"unknown TRT-LLM track '{name}' in the trtllm= directive "
+                             f"(known: {', '.join(registry.names())})")
+    return track, None
+
+
+def check_file(path: Path, kind: str, text: str, track: Track | None, registry: Registry, root: Path,
+               is_verified: Callable[[Path], bool]) -> FileResult:
+    """Run one checker on one file's text."""
+    from specdec_guide.validate import llm_yaml, pages, pbtxt, python_ast, shell
+
+    res = FileResult(path, kind, track)
+    if kind == "pbtxt":
+        res.findings = pbtxt.check(text, path, track, registry)
+        res.references = 1
+    elif kind == "llm-yaml":
+        res.findings = llm_yaml.check(text, track, registry, model_yaml=path.name == "model.yaml")
+        res.references = 1
+    elif kind == "python":
+        notebook = kinds.is_notebook(path, root)
+        res.findings, res.references = python_ast.check(text, track, registry, notebook=notebook)
+        if notebook:
+            res.snippets = python_ast.count_cells(text)
+    elif kind == "shell":
+        res.findings, res.references, _ = shell.check(text, track, registry)
+    elif kind == "page":
+        res.track = None
+        res.findings, res.snippets = pages.check(text, root, is_verified)
+    return res
+
+
+def collect(paths: list[Path] | None, root: Path) -> tuple[list[Path], list[Diagnostic], set[Path]]:
+    """The files to check, diagnostics for missing ones, and the files named explicitly."""
+    if not paths:
+        return kinds.snippet_files(root) + kinds.page_files(root), [], set()
+    files, diags, explicit = [], [], set()
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and not kinds.skipped(f.relative_to(p))))
+        elif p.is_file():
+            files.append(p)
+            explicit.add(p.resolve())
+        else:
+            diags.append(Diagnostic(str(p), 0, 0, "no such file or directory"))
+    return files, diags, explicit
+
+
+def llm_yaml_references(files: list[Path], root: Path, registry: Registry, override: str | None) -> set[Path]:
+    """YAML files that shell snippets pass to --extra_llm_api_options / --config."""
+    from specdec_guide.validate import shell
+
+    out: set[Path] = set()
+    for f in files:
+        if f.suffix not in (".sh", ".bash"):
+            continue
+        text, _ = read_text(f)
+        if text is None:
+            continue
+        track, _ = pick_track(text, f, registry, override)
+        if track is None:
+            continue
+        _, _, refs = shell.check(text, track, registry)
+        for _, ref in refs:
+            for base in (f.parent, root):
+                cand = (base / ref)
+                if cand.suffix in (".yaml", ".yml") and cand.is_file():
+                    out.add(cand.resolve())
+    return out
+
+
+def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, root: Path | None = None,
+                   registry: Registry | None = None, is_verified: Callable[[Path], bool] | None = None) -> Report:
+    """Validate ``paths`` (files or folders; None: the whole repository) and return a Report."""
+    root = root or kinds.find_repo_root()
+    registry = registry or Registry()
+    if trtllm:
+        registry.resolve(trtllm)  # an unknown --trtllm is a usage error, raised before any work
+    if is_verified is None:
+        from specdec_guide import coverage
+
+        is_verified = coverage.verifier(root, registry)
+    report = Report(root)
+    files, report.diagnostics, explicit = collect(paths, root)
+    extra_yaml = llm_yaml_references(files, root, registry, trtllm)
+    for path in files:
+        shown = display(path, root)
+        kind = kinds.kind_of(path, root, extra_yaml)
+        if kind is None:
+            if path.resolve() in explicit:
+                report.diagnostics.append(Diagnostic(shown, 0, 0, "no validator applies to this kind of file"))
+            continue
+        text, problem = read_text(path)
+        if text is None:
+            report.diagnostics.append(Diagnostic(shown, 0, 0, problem))
+            report.results.append(FileResult(path, kind))
+            continue
+        track = None
+        if kind != "page":
+            track, bad = pick_track(text, path, registry, trtllm)
+            if bad:
+                report.diagnostics.append(Diagnostic(shown, *bad))
+                report.results.append(FileResult(path, kind))
+                continue
+        res = check_file(path, kind, text, track, registry, root, is_verified)
+        report.results.append(res)
+        report.diagnostics.extend(Diagnostic(shown, ln, col, msg) for ln, col, msg in res.findings)
+    report.diagnostics.sort()
+    return report

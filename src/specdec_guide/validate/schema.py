@@ -1,0 +1,158 @@
+"""Loads ``schemas/tracks.yaml`` and the per-track snapshot files (format: schemas/README.md).
+
+A :class:`Track` reads its ``llm_api.yaml``, ``cli.yaml`` and ``triton.yaml`` on first use, so
+checking a shell snippet never parses the LLM API facts. ``SPECDEC_GUIDE_SCHEMA_DIR`` points the
+whole tool at another schema folder (the tests use small fixture snapshots).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from specdec_guide.diagnostics import UserError
+
+SCHEMA_DIR_ENV = "SPECDEC_GUIDE_SCHEMA_DIR"
+PARTS = ("llm_api", "cli", "triton")
+
+
+def default_schema_dir() -> Path:
+    env = os.environ.get(SCHEMA_DIR_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+def _load_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"cannot read schema snapshot {path}: {err}") from None
+    except yaml.YAMLError as err:
+        raise UserError(f"schema snapshot {path} is not valid YAML: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"schema snapshot {path} must be a mapping at the top")
+    return data
+
+
+@dataclass
+class Track:
+    id: str
+    aliases: list[str]
+    folder: Path
+    engine_backend: bool = False
+    label: str = ""
+    container: str = ""
+    trtllm_version: str = ""
+    triton_version: str = ""
+    _parts: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def exists(self) -> bool:
+        return self.folder.is_dir()
+
+    def has_part(self, part: str) -> bool:
+        return (self.folder / f"{part}.yaml").is_file()
+
+    def part(self, part: str) -> dict:
+        """The parsed ``<part>.yaml``; ``{}`` when this track has no such file."""
+        if part not in self._parts:
+            path = self.folder / f"{part}.yaml"
+            self._parts[part] = _load_yaml(path) if path.is_file() else {}
+        return self._parts[part]
+
+    @property
+    def llm_api(self) -> dict:
+        return self.part("llm_api")
+
+    @property
+    def cli(self) -> dict:
+        return self.part("cli")
+
+    @property
+    def triton(self) -> dict:
+        return self.part("triton")
+
+    # ---- LLM API lookups -------------------------------------------------------------
+    def classes(self) -> dict:
+        return self.llm_api.get("classes") or {}
+
+    def unions(self) -> dict:
+        return self.llm_api.get("unions") or {}
+
+    def modules(self) -> dict:
+        return self.llm_api.get("modules") or {}
+
+    def interfaces(self) -> dict:
+        return self.llm_api.get("interfaces") or {}
+
+    def decoding_spellings(self, union: str = "SpeculativeConfig") -> dict[str, str]:
+        """spelling -> member class name, for the union's discriminator."""
+        spec = self.unions().get(union) or {}
+        out: dict[str, str] = {}
+        for member in spec.get("members") or []:
+            for spelling in (self.classes().get(member) or {}).get("decoding_type") or []:
+                out.setdefault(str(spelling), member)
+        return out
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Registry:
+    """Every track of ``tracks.yaml``; resolves ids and aliases."""
+
+    def __init__(self, schema_dir: Path | None = None):
+        self.schema_dir = Path(schema_dir) if schema_dir else default_schema_dir()
+        data = _load_yaml(self.schema_dir / "tracks.yaml") if (self.schema_dir / "tracks.yaml").is_file() else None
+        if not data:
+            raise UserError(f"no tracks.yaml in {self.schema_dir}")
+        self.tracks: list[Track] = []
+        for entry in data.get("tracks") or []:
+            tid = str(entry["id"])
+            self.tracks.append(
+                Track(
+                    id=tid,
+                    aliases=[str(a) for a in entry.get("aliases") or []],
+                    folder=self.schema_dir / str(entry.get("folder", tid)),
+                    engine_backend=bool(entry.get("engine_backend", False)),
+                    label=str(entry.get("label", "")),
+                    container=str(entry.get("container", "")),
+                    trtllm_version=str(entry.get("trtllm_version", tid)),
+                    triton_version=str(entry.get("triton_version", "")),
+                )
+            )
+        if not self.tracks:
+            raise UserError(f"{self.schema_dir / 'tracks.yaml'} lists no tracks")
+        self.default_name = str(data.get("default", self.tracks[0].id))
+
+    def names(self) -> list[str]:
+        out = []
+        for t in self.tracks:
+            out.append(t.id)
+            out.extend(t.aliases)
+        return out
+
+    def find(self, name: str) -> Track | None:
+        for t in self.tracks:
+            if name == t.id or name in t.aliases:
+                return t
+        return None
+
+    def resolve(self, name: str | None) -> Track:
+        """The track for an id or alias (``None``: the default); a :class:`UserError` if unknown."""
+        track = self.find(str(name) if name is not None else self.default_name)
+        if track is None:
+            raise UserError(f"unknown TRT-LLM track {name!r} (known: {', '.join(self.names())})")
+        if not track.exists:
+            raise UserError(f"TRT-LLM track {track.id}: no snapshot folder {track.folder}")
+        return track
+
+    def others(self, track: Track) -> list[Track]:
+        """The other tracks that have a snapshot folder, for "it exists in X" hints."""
+        return [t for t in self.tracks if t is not track and t.exists]

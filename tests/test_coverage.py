@@ -1,0 +1,83 @@
+"""``specdec-guide coverage``: every snippet's verification, the VERIFIED_BY.yaml registry."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from specdec_guide import coverage
+from specdec_guide.validate.schema import Registry
+
+FIX = Path(__file__).parent / "fixtures" / "validate"
+REG = Registry(FIX / "schemas")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_clean_fixture_every_snippet_verified():
+    rows, diags = coverage.collect(FIX / "clean", registry=REG)
+    assert diags == []
+    methods = {r.path: r.methods for r in rows}
+    assert methods["snippets/serve/curl_generate.sh"] == ["executed on CPU (tests/fake_suite.py::test_curl)"]
+    assert methods["snippets/serve/ngram.sh"] == ["checked against schema of TRT-LLM 1.1.0"]
+    assert methods["snippets/serve/eagle3.yaml"] == ["checked against schema of TRT-LLM 1.2.0"]
+    # The notebook glob does not claim the GPU notebook ran on CPU.
+    assert methods["notebooks/02_gpu_eagle3.py"] == ["checked against schema of TRT-LLM 1.2.0", "GPU tier only"]
+    assert methods["notebooks/01_basics.py"][0].startswith("executed on CPU")
+    assert "snippets/VERIFIED_BY.yaml" not in methods
+
+
+def test_unverified_snippet_and_stale_registry_entries_fail():
+    _, diags = coverage.collect(FIX / "coverage_bad", registry=REG)
+    assert [str(d) for d in diags] == [
+        "snippets/VERIFIED_BY.yaml:2:1: 'snippets/gone.sh' matches no snippet",
+        "snippets/VERIFIED_BY.yaml:2:1: tests/fake_suite.py::test_gone: 'test_gone' is not defined in "
+        "tests/fake_suite.py",
+        "snippets/plain_curl.sh:0:0: not verified: no test in snippets/VERIFIED_BY.yaml runs it, it names nothing "
+        "of TRT-LLM that `specdec-guide validate` checks, and it is not a GPU-tier notebook",
+    ]
+
+
+def test_plain_and_markdown_output():
+    rows, _ = coverage.collect(FIX / "coverage_bad", registry=REG)
+    plain = coverage.plain_table(rows).split("\n")
+    assert plain[0].split() == ["SNIPPET", "VERIFIED", "BY"]
+    assert plain[2].split(None, 1) == ["snippets/plain_curl.sh", "NOT VERIFIED"]
+    md = coverage.markdown_table(rows=rows)
+    assert md.startswith("| Snippet | Verified by |\n| --- | --- |\n")
+    assert "| `snippets/plain_curl.sh` | **not verified** |" in md
+
+
+def test_markdown_page_for_the_site(monkeypatch):
+    monkeypatch.setenv("SPECDEC_GUIDE_SCHEMA_DIR", str(FIX / "schemas"))
+    page = coverage.markdown_page(FIX / "clean")
+    assert page.startswith("# How every snippet is verified\n")
+    assert "| `snippets/serve/ngram.sh` | checked against schema of TRT-LLM 1.1.0 |" in page
+
+
+def test_node_id_problem():
+    root = FIX / "clean"
+    assert coverage.node_id_problem(root, "tests/fake_suite.py::test_curl") is None
+    assert coverage.node_id_problem(root, "tests/fake_suite.py::TestNotebooks::test_cpu_notebook[x]") is None
+    assert coverage.node_id_problem(root, "tests/fake_suite.py::TestNotebooks::nope") == (
+        "'nope' is not defined in tests/fake_suite.py")
+    assert coverage.node_id_problem(root, "tests/none.py::t") == "test file 'tests/none.py' does not exist"
+
+
+def test_cli_exit_codes(monkeypatch):
+    env = dict(os.environ, SPECDEC_GUIDE_SCHEMA_DIR=str(FIX / "schemas"))
+    ok = subprocess.run([sys.executable, "-m", "specdec_guide", "coverage", "--format", "markdown"],
+                        cwd=FIX / "clean", env=env, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("| Snippet | Verified by |")
+    bad = subprocess.run([sys.executable, "-m", "specdec_guide", "coverage"], cwd=FIX / "coverage_bad", env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1
+    assert "snippets/plain_curl.sh:0:0: not verified" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_repository_registry_names_existing_tests():
+    """Every test the real snippets/VERIFIED_BY.yaml declares must exist."""
+    entries, diags = coverage.load_registry(REPO)
+    assert diags == []
+    assert coverage.check_registry(REPO, entries) == []

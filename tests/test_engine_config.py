@@ -1,0 +1,158 @@
+"""model.yaml as the CPU engine reads it: what loads, and one located line for what does not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from specdec_guide.engine.config import EAGLE_REFUSAL, ConfigError, load_config, load_triton_settings
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "model.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def error_of(tmp_path, text: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert "\n" not in message  # one line: that is what the Triton log shows
+    return message.replace(str(path), "model.yaml")
+
+
+def test_ngram_template_shape_loads(tmp_path):
+    cfg = load_config(write(tmp_path, """
+        model: /models/target
+        backend: pytorch
+        tensor_parallel_size: 1
+        speculative_config:
+          decoding_type: NGram
+          max_draft_len: 4
+          max_matching_ngram_size: 2
+          is_keep_all: true
+          is_use_oldest: false
+          is_public_pool: false
+        disable_overlap_scheduler: true
+        kv_cache_config: {free_gpu_memory_fraction: 0.5}
+        triton_config:
+          max_batch_size: 0
+          decoupled: true
+        """))
+    spec = cfg.speculative
+    assert (spec.decoding_type, spec.max_draft_len, spec.max_matching_ngram_size) == ("NGram", 4, 2)
+    assert (spec.is_keep_all, spec.is_use_oldest, spec.is_public_pool) == (True, False, False)
+    assert cfg.triton.decoupled is True and cfg.triton.max_batch_size == 0
+    assert set(cfg.ignored_keys) == {"tensor_parallel_size", "disable_overlap_scheduler", "kv_cache_config"}
+
+
+@pytest.mark.parametrize("key", ["speculative_model_dir", "speculative_model"])
+def test_draft_target_takes_both_draft_model_names(tmp_path, key):
+    cfg = load_config(write(tmp_path, f"""
+        model: /t
+        speculative_config:
+          decoding_type: DraftTarget
+          max_draft_len: 3
+          {key}: /d
+        """))
+    assert cfg.speculative.draft_model == "/d"
+
+
+def test_unknown_decoding_type_points_at_the_value(tmp_path):
+    msg = error_of(tmp_path, """
+        model: /t
+        backend: pytorch
+        speculative_config:
+          max_draft_len: 4
+          decoding_type: Foo
+        """)
+    assert msg.startswith("model.yaml:5:18: unknown decoding_type 'Foo' (known: NGram, DraftTarget, ")
+
+
+@pytest.mark.parametrize("kind", ["Eagle", "Eagle3"])
+def test_eagle_is_refused_with_one_line(tmp_path, kind):
+    msg = error_of(tmp_path, f"""
+        model: /t
+        speculative_config:
+          decoding_type: {kind}
+          max_draft_len: 3
+          speculative_model_dir: /e
+        """)
+    assert msg.startswith(f"model.yaml:3:18: {EAGLE_REFUSAL}")
+
+
+def test_mtp_and_class_literal_spellings(tmp_path):
+    assert "MTP needs TensorRT-LLM on a GPU" in error_of(tmp_path, """
+        model: /t
+        speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}
+        """)
+    assert "spells it 'DraftTarget'" in error_of(tmp_path, """
+        model: /t
+        speculative_config: {decoding_type: Draft_Target, max_draft_len: 2, speculative_model_dir: /d}
+        """)
+
+
+@pytest.mark.parametrize(
+    "body, where, reason",
+    [
+        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n", "3:18",
+         "max_matching_ngram_size"),
+        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 0\n"
+         "  max_matching_ngram_size: 2\n", "4:18", "max_draft_len must be > 0"),
+        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
+         "  max_matching_ngram_size: 2\n  is_keep_all: yes please\n", "6:16", "expected true or false"),
+        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
+         "  max_matching_ngram_size: 2\n  prompt_lookup_num_tokens: 4\n", "6:3", "unknown key"),
+        ("model: /t\nspeculative_config:\n  decoding_type: DraftTarget\n  max_draft_len: 4\n", "3:18",
+         "speculative_model_dir"),
+        ("model: /t\nmax_tokens: 32\n", "2:1", "unknown key 'max_tokens'"),
+        ("model: /t\nmodel: /u\n", "2:1", "duplicate key 'model'"),
+        ("backend: pytorch\n", "1:1", "missing required key 'model'"),
+        ("model: /t\nbackend: tensorrt\n", "2:10", "not emulated"),
+        ("model: /t\ntriton_config:\n  decoupled: maybe\n", "3:14", "expected true or false"),
+        ("model: /t\ntriton_config:\n  decopuled: true\n", "3:3", "unknown key triton_config.decopuled"),
+        ("model: /t\nspeculative_config:\n  decoding_type: [NGram\n", "4:1", "invalid YAML"),
+        ("- model\n", "1:1", "must be a mapping"),
+    ],
+)
+def test_errors_carry_line_and_column(tmp_path, body, where, reason):
+    path = tmp_path / "model.yaml"
+    path.write_text(body)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(f"{path}:{where}: "), str(info.value)
+    assert reason in str(info.value)
+
+
+def test_user_provided_needs_our_drafter_key(tmp_path):
+    msg = error_of(tmp_path, """
+        model: /t
+        speculative_config:
+          decoding_type: UserProvided
+          max_draft_len: 4
+        """)
+    assert "triton_config.cpu_drafter" in msg and msg.startswith("model.yaml:3:18:")
+    cfg = load_config(write(tmp_path, """
+        model: /t
+        speculative_config: {decoding_type: UserProvided, max_draft_len: 4}
+        triton_config: {decoupled: false, cpu_drafter: "my_drafters:MyDrafter"}
+        """))
+    assert cfg.triton.cpu_drafter == "my_drafters:MyDrafter"
+    assert "only used with" in error_of(tmp_path, """
+        model: /t
+        triton_config: {cpu_drafter: "a:B"}
+        """)
+
+
+def test_triton_settings_alone_and_defaults(tmp_path):
+    assert load_triton_settings(write(tmp_path, "model: /t\n")).decoupled is False
+    s = load_triton_settings(write(tmp_path, "model: /t\ntriton_config: {max_batch_size: 4, decoupled: true}\n"))
+    assert (s.max_batch_size, s.decoupled) == (4, True)
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.yaml")

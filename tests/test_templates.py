@@ -1,0 +1,224 @@
+"""The llmapi templates and `specdec-guide repo render` (no server here; see test_triton_llmapi.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from specdec_guide import templates
+from specdec_guide.diagnostics import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = ROOT / "src/specdec_guide/schemas/1.1.0"
+METHODS = templates.METHODS
+
+
+def _facts():
+    return yaml.safe_load((SCHEMA / "triton.yaml").read_text())["llmapi_model"]
+
+
+def _llm_api():
+    return yaml.safe_load((SCHEMA / "llm_api.yaml").read_text())
+
+
+def _parse_pbtxt(path: Path):
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2
+
+    return text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_config_pbtxt_matches_the_1_1_0_llmapi_model(method):
+    from tritonclient.grpc import model_config_pb2
+
+    cfg = _parse_pbtxt(templates.template_dir(method) / "config.pbtxt")
+    facts = _facts()
+    assert cfg.name == facts["name"] and cfg.backend == facts["backend"]
+    # Left to model.yaml's triton_config, as upstream does: a value here would override it.
+    assert cfg.max_batch_size == 0 and not cfg.HasField("model_transaction_policy")
+    dtype = model_config_pb2.DataType.Name
+
+    def rows(items):
+        return [(t.name, dtype(t.data_type), list(t.dims), getattr(t, "optional", False)) for t in items]
+
+    assert rows(cfg.input) == [(i["name"], i["data_type"], i["dims"], i.get("optional", False)) for i in facts["inputs"]]
+    assert rows(cfg.output) == [(o["name"], o["data_type"], o["dims"], False) for o in facts["outputs"]]
+
+
+def test_config_pbtxt_is_the_same_for_every_method():
+    texts = {(templates.template_dir(m) / "config.pbtxt").read_text() for m in METHODS}
+    assert len(texts) == 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_model_yaml_keys_exist_in_trtllm_1_1_0(method):
+    """Every key except triton_config goes to LLM(**kwargs): check it against the 1.1.0 snapshot."""
+    doc = yaml.safe_load((templates.template_dir(method) / "1" / "model.yaml").read_text())
+    api = _llm_api()
+    llm_fields = api["classes"]["TorchLlmArgs"]["fields"]
+    assert doc["backend"] == "pytorch" and doc["model"] == "${MODEL}"
+    assert set(doc) - {"triton_config"} <= set(llm_fields), set(doc) - set(llm_fields)
+    assert {"max_batch_size", "decoupled"} <= set(doc["triton_config"])
+    assert doc["triton_config"]["decoupled"] is True  # so the guide's /generate_stream works
+    spec = doc.get("speculative_config")
+    if method == "baseline":
+        assert spec is None
+        return
+    cls_name = api["unions"]["SpeculativeConfig"]["from_dict_keys"][spec["decoding_type"]]
+    cls = api["classes"][cls_name]
+    keys = set(spec) - {"decoding_type"}
+    assert keys <= set(cls["fields"]), keys - set(cls["fields"])
+    required = {k for k, f in cls["fields"].items() if f.get("required") and f.get("yaml", True) is not False}
+    assert required <= set(spec), f"{method}: missing {required - set(spec)}"
+    expected = {"ngram": "NGram", "draft_target": "DraftTarget", "eagle3": "Eagle", "mtp": "MTP", "user_provided": "UserProvided"}
+    assert spec["decoding_type"] == expected[method]
+    if method in ("ngram", "draft_target", "user_provided"):
+        assert doc["disable_overlap_scheduler"] is True  # as upstream's examples for these methods
+
+
+def test_user_provided_drafter_lives_in_triton_config_not_in_llm_args():
+    doc = yaml.safe_load((templates.template_dir("user_provided") / "1" / "model.yaml").read_text())
+    assert "drafter" not in doc["speculative_config"]
+    assert doc["triton_config"]["cpu_drafter"] == "${DRAFTER}"
+
+
+def _render(tmp_path, method="ngram", **kw):
+    kw.setdefault("model", "some/model")
+    return templates.render(method, out=tmp_path / "repo", **kw)
+
+
+@pytest.mark.parametrize("method", ["baseline", "ngram", "draft_target", "user_provided"])
+def test_render_cpu_fills_every_marker(tmp_path, tiny_models, method):
+    target, draft = tiny_models
+    kw = {"draft_model": str(draft)} if method == "draft_target" else {}
+    if method == "user_provided":
+        kw["drafter"] = "my_pkg.drafters:MyDrafter"
+    out = _render(tmp_path, method, model=str(target), **kw)
+    assert out == tmp_path / "repo" / "tensorrt_llm"
+    assert sorted(p.name for p in (out / "1").iterdir()) == ["model.py", "model.yaml"]
+    doc = yaml.safe_load((out / "1" / "model.yaml").read_text())
+    assert doc["model"] == str(target)
+    values = [line for line in (out / "1" / "model.yaml").read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in values if "${" in line]
+    if method == "draft_target":
+        assert doc["speculative_config"]["speculative_model_dir"] == str(draft)
+    if method == "user_provided":
+        assert doc["triton_config"]["cpu_drafter"] == "my_pkg.drafters:MyDrafter"
+    assert (out / "1" / "model.py").read_bytes() == (ROOT / "src/specdec_guide/engine/model.py").read_bytes()
+
+
+def test_render_copies_a_drafter_file_into_the_model_folder(tmp_path):
+    drafter = ROOT / "snippets/drafters/prompt_lookup_drafter.py"
+    out = _render(tmp_path, "user_provided", drafter=f"{drafter}:PromptLookupDrafter")
+    assert (out / "1" / drafter.name).read_bytes() == drafter.read_bytes()
+    doc = yaml.safe_load((out / "1/model.yaml").read_text())
+    assert doc["triton_config"]["cpu_drafter"] == "prompt_lookup_drafter.py:PromptLookupDrafter"
+    with pytest.raises(UserError, match="not found"):
+        _render(tmp_path, "user_provided", drafter=f"{tmp_path}/absent.py:X", force=True)
+
+
+def test_render_keeps_hub_names_and_makes_local_paths_absolute(tmp_path, monkeypatch):
+    out = _render(tmp_path, model="TinyLlama/TinyLlama-1.1B-Chat-v1.0")
+    assert yaml.safe_load((out / "1/model.yaml").read_text())["model"] == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    (tmp_path / "local").mkdir()
+    monkeypatch.chdir(tmp_path)
+    out = templates.render("ngram", "local", out=tmp_path / "repo2")
+    assert yaml.safe_load((out / "1/model.yaml").read_text())["model"] == str(tmp_path / "local")
+
+
+def test_render_options_name_batch_size_decoupled(tmp_path):
+    out = _render(tmp_path, name="ngram_sync", max_batch_size=4, decoupled=False)
+    assert out.name == "ngram_sync"
+    assert _parse_pbtxt(out / "config.pbtxt").name == "ngram_sync"
+    tc = yaml.safe_load((out / "1/model.yaml").read_text())["triton_config"]
+    assert tc == {"max_batch_size": 4, "decoupled": False}
+
+
+@pytest.mark.parametrize(
+    "method, kw, message",
+    [
+        ("draft_target", {}, "draft_target needs --draft-model"),
+        ("eagle3", {"draft_model": "d"}, "eagle3 with --engine cpu: EAGLE-3"),
+        ("mtp", {}, "mtp with --engine cpu: MTP"),
+        ("user_provided", {}, "user_provided needs --drafter module:Class"),
+        ("user_provided", {"drafter": "not a class"}, "expected module:Class"),
+        ("user_provided", {"engine": "trtllm", "drafter": "a:B"}, "only as a Python object"),
+        ("ngram", {"draft_model": "d"}, "--draft-model is only used by"),
+        ("ngram", {"drafter": "a:B"}, "--drafter is only used by user_provided"),
+        ("ngram", {"name": "../x"}, "--name"),
+        ("ngram", {"max_batch_size": -1}, "--max-batch-size must be >= 0"),
+        ("nope", {}, "unknown method"),
+    ],
+)
+def test_render_errors_are_one_line(tmp_path, method, kw, message):
+    with pytest.raises(UserError) as err:
+        _render(tmp_path, method, **kw)
+    assert message in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "repo").exists()
+
+
+def test_render_refuses_a_non_empty_dir_and_force_replaces_only_the_model(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "other_model").mkdir(parents=True)
+    (repo / "other_model" / "keep.txt").write_text("mine")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine too")
+    with pytest.raises(UserError, match="not empty; pass --force"):
+        _render(tmp_path)
+    out = _render(tmp_path, force=True)
+    (out / "1" / "stale.txt").write_text("left from an earlier render")
+    out = _render(tmp_path, "baseline", force=True)
+    assert not (out / "1" / "stale.txt").exists()
+    assert "speculative_config" not in yaml.safe_load((out / "1/model.yaml").read_text())
+    assert (repo / "other_model" / "keep.txt").read_text() == "mine"
+    assert outside.read_text() == "mine too"
+
+
+def test_force_does_not_follow_a_symlinked_model_folder(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "1").mkdir(parents=True)
+    (victim / "1" / "data.txt").write_text("precious")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "tensorrt_llm").symlink_to(victim, target_is_directory=True)
+    _render(tmp_path, force=True)
+    assert (victim / "1" / "data.txt").read_text() == "precious"
+    assert not (repo / "tensorrt_llm").is_symlink()
+
+
+def test_render_trtllm_copies_the_container_files(tmp_path):
+    fake = tmp_path / "container_llmapi_1"
+    fake.mkdir()
+    for name in ("model.py", "helpers.py"):
+        (fake / name).write_text(f"# stand-in for the container's {name}\n")
+    out = _render(tmp_path, "eagle3", engine="trtllm", draft_model="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                  trtllm_model_dir=fake)
+    assert sorted(p.name for p in (out / "1").iterdir()) == ["helpers.py", "model.py", "model.yaml"]
+    spec = yaml.safe_load((out / "1/model.yaml").read_text())["speculative_config"]
+    assert spec["speculative_model_dir"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+
+
+def test_render_trtllm_without_container_says_what_to_copy(tmp_path, capsys):
+    with pytest.raises(UserError) as err:
+        _render(tmp_path, "mtp", engine="trtllm", trtllm_model_dir=tmp_path / "absent")
+    assert err.value.exit_code != 0
+    printed = capsys.readouterr().err
+    assert "/app/all_models/llmapi/tensorrt_llm/1/model.py" in printed
+    assert "/app/all_models/llmapi/tensorrt_llm/1/helpers.py" in printed
+    assert str((tmp_path / "repo/tensorrt_llm/1").resolve()) in printed
+    assert (tmp_path / "repo/tensorrt_llm/1/model.yaml").exists()  # the rest is rendered
+
+
+def test_cli_repo_render(tmp_path, tiny_models, capsys):
+    from specdec_guide.cli import main
+
+    target, _ = tiny_models
+    rc = main(["repo", "render", "--method", "ngram", "--model", str(target), "--out", str(tmp_path / "r")])
+    assert rc == 0 and "specdec-guide triton up --repo" in capsys.readouterr().out
+    rc = main(["repo", "render", "--method", "ngram", "--model", str(target), "--out", str(tmp_path / "r")])
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("specdec-guide repo: ") and "not empty" in err and "\n" not in err

@@ -1,0 +1,90 @@
+"""Shell snippets: CLI flags per (sub)command and track, missing CLIs, fill_template keys."""
+
+from pathlib import Path
+
+from specdec_guide.validate import shell
+from specdec_guide.validate.runner import validate_paths
+from specdec_guide.validate.schema import Registry
+
+FIX = Path(__file__).parent / "fixtures" / "validate"
+REG = Registry(FIX / "schemas")
+
+
+def problems(rel: str, trtllm: str | None = None) -> list[str]:
+    report = validate_paths([FIX / rel], trtllm=trtllm, root=FIX, registry=REG, is_verified=lambda p: True)
+    return [str(d) for d in report.diagnostics]
+
+
+def check(text: str, track: str = "1.1.0") -> list:
+    return shell.check(text, REG.resolve(track), REG)[0]
+
+
+def test_unknown_flag_on_a_continuation_line():
+    assert problems("bad/unknown_flag.sh") == [
+        "bad/unknown_flag.sh:5:5: unknown flag '--extra-llm-api-options' for trtllm-serve serve in TRT-LLM 1.1.0 "
+        "(did you mean '--extra_llm_api_options'?)"]
+
+
+def test_trtllm_build_on_latest_track():
+    assert problems("bad/trtllm_build_latest.sh") == [
+        "bad/trtllm_build_latest.sh:3:1: 'trtllm-build' is not part of TRT-LLM 1.2.0 (this release has no TensorRT "
+        "engine backend); it exists in 1.1.0"]
+
+
+def test_unknown_fill_template_key():
+    assert problems("bad/fill_template_key.sh") == [
+        "bad/fill_template_key.sh:2:54: unknown template key 'max_beam_width' for model 'tensorrt_llm' in TRT-LLM "
+        "1.1.0; fill_template.py fails on keys the template lacks"]
+
+
+def test_flag_known_only_in_newer_track():
+    assert check("trtllm-serve m --config x.yaml\n") == [
+        (1, 16, "unknown flag '--config' for trtllm-serve serve in TRT-LLM 1.1.0; it exists in 1.2.0")]
+    assert check("trtllm-serve m --config x.yaml\n", track="latest") == []
+
+
+def test_subcommands_groups_wrappers_and_pipes():
+    text = ("CUDA_VISIBLE_DEVICES=0 trtllm-bench --model m throughput --dataset d --bogus 1 | tee log\n"
+            "sudo python3 -u /opt/convert_checkpoint.py --model_dir a --out_dir b && echo --anything\n"
+            "docker run --gpus all img trtllm-serve serve m --port=8000 --nope\n")
+    assert check(text) == [
+        (1, 70, "unknown flag '--bogus' for trtllm-bench throughput in TRT-LLM 1.1.0"),
+        (2, 58, "unknown flag '--out_dir' for convert_checkpoint.py in TRT-LLM 1.1.0 (did you mean '--output_dir'?)"),
+        (3, 60, "unknown flag '--nope' for trtllm-serve serve in TRT-LLM 1.1.0"),
+    ]
+
+
+def test_comments_heredocs_and_quotes():
+    assert check("# trtllm-serve --nope\ncat <<EOF\ntrtllm-serve --nope\nEOF\necho 'trtllm-serve --nope'\n") == []
+    assert check("echo 'unclosed\n")[0][2].startswith("shell syntax:")
+
+
+def test_clean_shell_passes_and_counts_invocations():
+    assert problems("clean/snippets/serve/ngram.sh") == []
+    text = (FIX / "clean/snippets/serve/ngram.sh").read_text()
+    _, count, refs = shell.check(text, REG.resolve("1.1.0"), REG)
+    assert count == 3
+    assert refs == [("--extra_llm_api_options", "ngram.llm_api.yaml")]
+
+
+def test_yaml_passed_to_extra_options_is_validated_as_llm_api_yaml(tmp_path):
+    (tmp_path / "opts.yaml").write_text("speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 2\n")
+    (tmp_path / "serve.sh").write_text("trtllm-serve m --extra_llm_api_options opts.yaml\n")
+    report = validate_paths([tmp_path], root=tmp_path, registry=REG, is_verified=lambda p: True)
+    assert [str(d) for d in report.diagnostics] == [
+        "opts.yaml:2:18: 'Eagle3' is not a decoding_type in TRT-LLM 1.1.0 (known: DraftTarget, Draft_Target, Eagle, "
+        "NGram, UserProvided, User_Provided); it exists in 1.2.0"]
+
+
+def test_unconfirmed_and_unrecorded_flags_are_not_waved_through():
+    assert check("trtllm-bench --model m throughput --warmup 2\n") == [
+        (1, 35, "'--warmup' is recorded only as a likely flag of trtllm-bench throughput in TRT-LLM 1.1.0 "
+                "(unconfirmed): confirm it and list it under flags in the snapshot")]
+    assert check("trtllm-bench --model m latency --dataset d\n") == [
+        (1, 32, "the TRT-LLM 1.1.0 snapshot does not record the flags of trtllm-bench latency: cannot check "
+                "'--dataset'")]
+
+
+def test_flags_before_the_model_belong_to_the_default_subcommand():
+    assert check("trtllm-serve --port 8000 m\n") == []
+    assert check("trtllm-serve --bogus m\n") == [(1, 14, "unknown flag '--bogus' for trtllm-serve in TRT-LLM 1.1.0")]
