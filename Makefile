@@ -7,6 +7,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 STAMP := $(VENV)/.installed-stamp
 export NO_MKDOCS_2_WARNING := 1
+# As if the venv were activated: snippets call `specdec-guide` and `python3` by name.
+export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv serve build test test-gpu notebooks lock clean

@@ -30,23 +30,25 @@
 # `specdec_guide.speculation`, the same code the CPU reference engine serves behind Triton
 # later in the guide.
 #
-# !!! note "What this page proves, and what it does not"
-#     It proves the *rule*: greedy speculative decoding returns exactly the target's own
-#     greedy output, and how acceptance turns into fewer target passes. The tiny models
-#     print gibberish and a CPU says nothing about GPU speed; GPU figures come later, from
-#     GPU runs, with their provenance.
+# > **What this page proves, and what it does not.** It proves the *rule*: greedy
+# > speculative decoding returns exactly the target's own greedy output, and shows how
+# > acceptance turns into fewer target passes. The tiny models print gibberish and a CPU says
+# > nothing about GPU speed; GPU figures come later, from GPU runs, with their provenance.
 
 # %%
 import tempfile
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-from transformers.utils import logging as hf_logging
 
-from specdec_guide import speculation
-from specdec_guide.tiny_model import write_tiny_models
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm without ipywidgets
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+from specdec_guide import speculation  # noqa: E402
+from specdec_guide.tiny_model import write_tiny_models  # noqa: E402
 
 torch.set_num_threads(1)  # small models: threads cost more than they save
 hf_logging.disable_progress_bar()  # keep the stored outputs free of progress-bar noise
@@ -129,7 +131,7 @@ class DraftModelDrafter:
 
 prompts = ["Speculative decoding", "The quick brown fox", "def main():", "Triton serves models"]
 MAX_NEW = 64
-rows, all_lengths = [], []
+rows, all_lengths, accepted, rejections = [], [], 0, 0
 for text in prompts:
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     plain = speculation.generate(target_logits, ids, MAX_NEW)
@@ -138,6 +140,7 @@ for text in prompts:
     )
     assert spec.tokens == plain.tokens, f"speculation changed the output for {text!r}"
     all_lengths += spec.stats.acceptance_lengths
+    accepted, rejections = accepted + spec.stats.accepted_tokens, rejections + spec.stats.rejections
     rows.append((text, plain.stats.target_steps, spec.stats.target_steps,
                  spec.stats.acceptance_rate, spec.stats.mean_acceptance_length))
 
@@ -150,14 +153,25 @@ print("sample continuation:", repr(tokenizer.decode(spec.tokens[:40])))
 # %% [markdown]
 # The *acceptance length* column is the figure TensorRT-LLM reports for speculative
 # decoding: tokens emitted per target forward pass. Plain decoding is 1.0 by definition.
+#
+# Two "acceptance" figures are easy to confuse. TensorRT-LLM's `acceptance_rate` is accepted
+# draft tokens divided by drafted tokens. But once one draft token is rejected, the tokens
+# after it are never even compared, yet they count as drafted. The *per-token acceptance*,
+# the chance that a draft token is accepted given that the ones before it were, is accepted /
+# (accepted + misses); it is the `a` of the formulas in the next section.
 
 # %%
 counts = np.bincount(all_lengths, minlength=k + 2)[1:]
 for n, c in enumerate(counts, start=1):
     print(f"{n} token(s) per pass: {c:3d} passes")
 measured_rate = float(np.mean([r[3] for r in rows]))
+per_token = accepted / (accepted + rejections)
 measured_len = float(np.mean(all_lengths))
-
+print()
+for label, value in [("acceptance rate (accepted / drafted)", measured_rate),
+                     ("per-token acceptance (accepted / (accepted + misses))", per_token),
+                     ("tokens per target pass", measured_len)]:
+    print(f"{label:<54} {value:.2f}")
 # %% [markdown]
 # ## How much faster could it be?
 #
@@ -169,16 +183,17 @@ measured_len = float(np.mean(all_lengths))
 # tokens (Leviathan et al., 2023, "Fast Inference from Transformers via Speculative
 # Decoding", eq. 1). Drafting is not free: if one draft step costs *c* target passes, the
 # expected speed-up over plain decoding is that figure divided by *kc* + 1 (their
-# theorem 3.8). The left plot shows the first formula, the right one the speed-up for a few
-# draft costs; the dot is what the tiny models above measured.
+# theorem 3.8). Here *a* is the per-token acceptance from above, not the acceptance rate.
+# The left plot shows the first formula, the right one the speed-up for a few draft costs;
+# the dot is what the tiny models above measured, placed at their per-token acceptance.
 
 # %%
 a = np.linspace(0.0, 0.99, 200)
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 for draft_len in (1, 2, 4, 8):
     left.plot(a, [speculation.expected_tokens_per_step(x, draft_len) for x in a], label=f"k = {draft_len}")
-left.scatter([measured_rate], [measured_len], color="black", zorder=3, label="tiny models, k = 4 (measured)")
-left.set(xlabel="acceptance rate a", ylabel="expected tokens per target pass", title="Tokens per pass")
+left.scatter([per_token], [measured_len], color="black", zorder=3, label="tiny models, k = 4 (measured)")
+left.set(xlabel="per-token acceptance a", ylabel="expected tokens per target pass", title="Tokens per pass")
 left.legend()
 ks = np.arange(1, 11)
 for rate in (0.6, 0.8):
@@ -190,6 +205,15 @@ right.set(xlabel="draft length k", ylabel="expected speed-up", title="Speed-up o
 right.legend()
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# How close is the formula? It assumes every draft token is accepted independently with the
+# same probability, and it ignores the last passes of a request, whose drafts are cut short
+# by the token budget.
+
+# %%
+predicted_len = speculation.expected_tokens_per_step(per_token, k)
+print(f"formula at a = {per_token:.2f}, k = {k}: {predicted_len:.2f} tokens per pass; measured {measured_len:.2f}")
 
 # %% [markdown]
 # Two lessons carry over to real deployments:

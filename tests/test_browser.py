@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -16,6 +15,7 @@ import urllib.request
 import pytest
 
 from site_build import ROOT
+from specdec_guide.triton import free_ports
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (apt-get install chromium)")
@@ -23,15 +23,9 @@ pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (a
 NOTEBOOK_URL = "speculative_decoding/notebooks/01_speculative_decoding_basics/"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served():
-    port = _free_port()
+    (port,) = free_ports(1)
     proc = subprocess.Popen(["make", "-s", "serve", f"PORT={port}"], cwd=ROOT, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}/"

@@ -139,3 +139,20 @@ def test_expected_speedup_counts_the_draft_cost():
 def test_max_new_tokens_must_be_positive():
     with pytest.raises(ValueError):
         S.generate(bigram_logits(), [0], 0)
+
+
+def test_per_token_acceptance_counts_only_examined_draft_tokens():
+    f = bigram_logits()
+    plain = S.generate(f, [0], 12).tokens
+    # right first token, then wrong: 1 accepted, 1 rejection, 3 drafted per step; the last
+    # step may draft only 1 token (budget) and has no rejection
+    class HalfRight:
+        def propose(self, request):
+            done = len(request.tokens) - request.prompt_len
+            return [plain[done], (plain[done + 1] + 1) % VOCAB, 0][: request.max_draft_len]
+
+    stats = S.generate(f, [0], 12, drafter=HalfRight(), max_draft_len=3).stats
+    assert stats.target_steps == 6 and stats.rejections == 5
+    assert stats.accepted_tokens == 6 and stats.drafted_tokens == 5 * 3 + 1
+    assert stats.per_token_acceptance == pytest.approx(6 / 11)
+    assert stats.acceptance_rate == pytest.approx(6 / 16)

@@ -23,7 +23,7 @@ import yaml
 
 from specdec_guide import templates
 from specdec_guide.diagnostics import UserError
-from specdec_guide.triton import TritonServer
+from specdec_guide.triton import TritonServer, free_ports
 
 pytestmark = pytest.mark.triton
 ROOT = Path(__file__).resolve().parents[1]
@@ -357,19 +357,6 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _free_ports(n: int) -> list[int]:
-    import socket
-
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def test_page_flow_tiny_models_render_serve_generate(server, tmp_path):
     """tiny_models.sh, render.sh, serve.sh, generate.sh in a fresh folder, exactly as the guide's
     page shows them (only the ports are moved, through the environment)."""
@@ -380,7 +367,7 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path):
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, f"{snippet}: {done.stderr}"
     assert (tmp_path / "repo_ngram/tensorrt_llm/1/model.yaml").is_file()
-    http, grpc, metrics = _free_ports(3)
+    http, grpc, metrics = free_ports(3)
     env.update(SPECDEC_TRITON_HTTP_PORT=str(http), SPECDEC_TRITON_GRPC_PORT=str(grpc),
                SPECDEC_TRITON_METRICS_PORT=str(metrics))
     proc = subprocess.Popen(["bash", "-e", str(SNIPPETS / "serve.sh")], cwd=tmp_path, env=env,

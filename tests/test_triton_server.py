@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.diagnostics import UserError
-from specdec_guide.triton import TritonServer, diagnose, serve
+from specdec_guide.triton import TritonServer, diagnose, free_ports, serve
 
 pytestmark = pytest.mark.triton
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,20 +175,9 @@ def _up(repo: Path, *ports: int) -> subprocess.Popen:
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
     repo = _echo_repo(tmp_path / "repo")
-    http, grpc, metrics = _free_ports(3)
+    http, grpc, metrics = free_ports(3)
     proc = _up(repo, http, grpc, metrics)
     try:
         lines = []
@@ -221,7 +210,7 @@ def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
 def test_killed_launcher_takes_the_server_down(tmp_path):
     """Even SIGKILL on `triton up` (no cleanup code runs) must not leave tritonserver behind."""
     repo = _echo_repo(tmp_path / "repo")
-    proc = _up(repo, *_free_ports(3))
+    proc = _up(repo, *free_ports(3))
     try:
         for line in proc.stdout:
             if line.startswith("Ctrl-C"):
@@ -250,7 +239,7 @@ def test_cli_triton_up_refuses_a_busy_port(tmp_path):
         s.bind(("127.0.0.1", 0))
         s.listen()
         busy = s.getsockname()[1]
-        http, metrics = _free_ports(2)
+        http, metrics = free_ports(2)
         proc = _up(repo, http, busy, metrics)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2

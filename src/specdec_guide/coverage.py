@@ -236,13 +236,24 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _md_method(method: str) -> str:
+    """One verification method for the page: test ids shortened to their test names, one per line
+    (full node ids do not wrap and would squeeze the table)."""
+    prefix = f"{EXECUTED} ("
+    if method.startswith(prefix) and method.endswith(")"):
+        tests = [t.strip().split("::")[-1] for t in method[len(prefix):-1].split(",")]
+        return f"{EXECUTED}: " + "<br>".join(f"`{_md_cell(t)}`" for t in tests)
+    return _md_cell(method)
+
+
 def markdown_table(root: Path | None = None, rows: list[Row] | None = None) -> str:
     """The coverage table as Markdown (for docs/speculative_decoding/verification.md)."""
     if rows is None:
         rows, _ = collect(root)
     lines = ["| Snippet | Verified by |", "| --- | --- |"]
     for r in rows:
-        lines.append(f"| `{_md_cell(r.path)}` | {_md_cell('; '.join(r.methods)) or '**not verified**'} |")
+        how = "<br>".join(_md_method(m) for m in r.methods) or "**not verified**"
+        lines.append(f"| `{_md_cell(r.path)}` | {how} |")
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,11 @@ Vocabulary used throughout:
 - *target step*: one forward pass of the target model over prompt + accepted tokens + draft;
 - *acceptance length*: tokens emitted per target step (accepted draft tokens + the one token
   the target always contributes), the figure TRT-LLM reports as "acceptance length";
-- *acceptance rate*: accepted draft tokens / drafted tokens.
+- *acceptance rate*: accepted draft tokens / drafted tokens (TensorRT-LLM's ``acceptance_rate``);
+- *per-token acceptance*: the probability that a draft token is accepted given that the ones
+  before it were, estimated as accepted / (accepted + rejections). This is the ``a`` of the
+  expected-speed-up formulas; it is higher than the acceptance rate, because every draft token
+  after the first rejection counts as drafted but is never even compared.
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ class SpecStats:
     target_steps: int = 0
     drafted_tokens: int = 0
     accepted_tokens: int = 0
+    rejections: int = 0  # steps whose draft was cut short by a mismatch
     acceptance_lengths: list[int] = field(default_factory=list)
 
     @property
@@ -99,6 +104,11 @@ class SpecStats:
         return self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else 0.0
 
     @property
+    def per_token_acceptance(self) -> float:
+        examined = self.accepted_tokens + self.rejections
+        return self.accepted_tokens / examined if examined else 0.0
+
+    @property
     def mean_acceptance_length(self) -> float:
         return self.generated_tokens / self.target_steps if self.target_steps else 0.0
 
@@ -106,6 +116,7 @@ class SpecStats:
         self.target_steps += 1
         self.drafted_tokens += step.drafted
         self.accepted_tokens += step.accepted
+        self.rejections += step.accepted < step.drafted
         self.acceptance_lengths.append(len(step.tokens))
 
 

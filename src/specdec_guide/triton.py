@@ -111,10 +111,16 @@ def _sweep_stale() -> None:
                         shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int = 1) -> list[int]:
+    """``n`` distinct loopback ports that were free a moment ago (held together while picked)."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _port_busy(port: int) -> bool:
@@ -242,7 +248,7 @@ class TritonServer:
                 raise UserError(f"port {port} on 127.0.0.1 is in use (--{name.replace('_', '-')})")
         for attempt in range(3):
             for name in picked:
-                setattr(self, name, _free_port())
+                setattr(self, name, free_ports()[0])
             try:
                 self._start_once(pkg, libs)
                 return self

@@ -1,5 +1,5 @@
 # specdec-guide: trtllm=1.1.0
-# Serve Llama-3.1-8B-Instruct with the PyTorch backend and the speculative settings of ngram.yaml.
+# Serve Llama-3.1-8B-Instruct on the PyTorch backend with the settings of ngram.yaml.
 trtllm-serve meta-llama/Llama-3.1-8B-Instruct \
   --backend pytorch \
   --host 0.0.0.0 --port 8000 \

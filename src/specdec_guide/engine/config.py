@@ -193,14 +193,19 @@ def _positive_int(doc: _Doc, value: Any, *keys: str, hint: str = "") -> int:
     return value
 
 
-def load_config(path: str | os.PathLike) -> EngineConfig:
-    """Parse and check ``model.yaml``; raise :class:`ConfigError` (path:line:col: reason)."""
+def _read_doc(path: str | os.PathLike) -> _Doc:
     path = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(path, 0, 0, f"cannot read the engine config: {err.strerror or err}") from None
-    doc = _Doc(path, text)
+    return _Doc(path, text)
+
+
+def load_config(path: str | os.PathLike) -> EngineConfig:
+    """Parse and check ``model.yaml``; raise :class:`ConfigError` (path:line:col: reason)."""
+    doc = _read_doc(path)
+    path = doc.path
     if (dup := doc.duplicate_keys()) is not None:
         raise dup
     data = doc.data
@@ -252,12 +257,7 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
 
 def load_triton_settings(path: str | os.PathLike) -> TritonSettings:
     """Only ``triton_config`` (what auto_complete_config needs before the model loads)."""
-    path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(path, 0, 0, f"cannot read the engine config: {err.strerror or err}") from None
-    doc = _Doc(path, text)
+    doc = _read_doc(path)
     data = doc.data if isinstance(doc.data, dict) else {}
     return _triton_settings(doc, data.get("triton_config"))
 
