@@ -138,12 +138,20 @@ def write_tiny_models(out_dir: str | Path, force: bool = False) -> tuple[Path, P
             pass
     if out.exists() and any(out.iterdir()) and not stamp.is_file():
         raise UserError(f"{out}: folder is not empty and was not written by tiny-model; choose another --out")
+    from transformers.utils import logging as hf_logging
+
     tokenizer = build_tokenizer()
     target, draft = build_models()
-    for model, path in ((target, target_dir), (draft, draft_dir)):
-        path.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(path)
-        tokenizer.save_pretrained(path)
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # fixtures: no progress bars in test or notebook output
+    try:
+        for model, path in ((target, target_dir), (draft, draft_dir)):
+            path.mkdir(parents=True, exist_ok=True)
+            model.save_pretrained(path)
+            tokenizer.save_pretrained(path)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     stamp.write_text(json.dumps(meta, indent=2) + "\n")
     return target_dir, draft_dir
 
