@@ -89,3 +89,27 @@ def test_gpu_tier_refuses_to_pass_with_nothing_run():
     proc = subprocess.run([sys.executable, "-m", "specdec_guide.gpu_tier"], capture_output=True, text=True)
     assert proc.returncode == 1
     assert "cannot run on this machine" in proc.stderr
+
+
+def _notebook(path, tier, source):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["specdec_guide"] = {"tier": tier}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    nbformat.write(nb, path)
+
+
+@pytest.mark.skipif(not gpu_tier.missing(), reason="this machine has a GPU and tensorrt_llm: the GPU tier can run")
+def test_gpu_notebooks_are_collected_and_skipped_with_the_reason(tmp_path):
+    """The root conftest, on a throw-away tree: the CPU notebook runs, the GPU one is skipped."""
+    shutil.copy2(ROOT / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "notebooks").mkdir()
+    _notebook(tmp_path / "notebooks/cpu.ipynb", "cpu", "assert 1 + 1 == 2")
+    _notebook(tmp_path / "notebooks/gpu.ipynb", "gpu", "import tensorrt_llm")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbmake", "-rs", "-p", "no:cacheprovider", "notebooks"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "1 passed, 1 skipped" in proc.stdout, proc.stdout + proc.stderr
+    assert "notebooks/gpu.ipynb" in proc.stdout and gpu_tier.SKIP_REASON in proc.stdout

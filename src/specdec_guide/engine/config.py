@@ -106,13 +106,10 @@ class EngineConfig:
 
 @functools.lru_cache(maxsize=1)
 def torch_llm_args_fields() -> frozenset[str]:
-    """TorchLlmArgs field names of the pinned snapshot (fallback: the keys honoured here)."""
-    snapshot = Path(__file__).resolve().parent.parent / "schemas" / SNAPSHOT_VERSION / "llm_api.yaml"
-    try:
-        data = yaml.safe_load(snapshot.read_text())
-        return frozenset(data["classes"]["TorchLlmArgs"]["fields"])
-    except (OSError, KeyError, TypeError, yaml.YAMLError):
-        return frozenset(_HONOURED_KEYS)
+    """TorchLlmArgs field names of the pinned snapshot: the same facts `specdec-guide validate` uses."""
+    from specdec_guide.validate.schema import Registry
+
+    return frozenset(Registry().resolve(SNAPSHOT_VERSION).classes()["TorchLlmArgs"]["fields"])
 
 
 class _Doc:
