@@ -113,3 +113,19 @@ def test_gpu_notebooks_are_collected_and_skipped_with_the_reason(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "1 passed, 1 skipped" in proc.stdout, proc.stdout + proc.stderr
     assert "notebooks/gpu.ipynb" in proc.stdout and gpu_tier.SKIP_REASON in proc.stdout
+
+
+def test_a_failing_notebook_run_is_reported_in_one_line_and_keeps_the_stored_outputs(copied):
+    from specdec_guide.notebooks import execute
+
+    root, src = copied
+    src.write_text(src.read_text().replace("MAX_NEW = 64", "MAX_NEW = 64\nraise RuntimeError('boom')"))
+    info = list_notebooks(root)[0]
+    with pytest.raises(UserError) as err:
+        execute(info, timeout=120)
+    assert "failed" in str(err.value) and "boom" in str(err.value) and "\n" not in str(err.value)
+    # Nothing from the failed run was stored: no error output, and the stamp is the old run's,
+    # so the check still says the outputs are stale.
+    outputs = [o for c in json.loads(info.paired.read_text())["cells"] for o in c.get("outputs", [])]
+    assert outputs and not [o for o in outputs if o.get("output_type") == "error"]
+    assert "code changed since the stored run" in stale_outputs(info)

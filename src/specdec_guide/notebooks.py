@@ -152,12 +152,21 @@ def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
     import jupytext
     import nbformat
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     sync(info)
     nb = jupytext.read(info.paired)
     start = time.monotonic()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(info.source.parent)}}).execute()
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(info.source.parent)}}).execute()
+    except (CellExecutionError, CellTimeoutError) as err:
+        # The stored .ipynb keeps its last good outputs; nothing half-run is written.
+        failed = next((i for i, c in enumerate(nb.cells, start=1) if c.cell_type == "code" and any(
+            o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+        where = f"cell {failed}" if failed else "a cell"
+        summary = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise UserError(f"{info.source}: {where} failed: {summary}", exit_code=1) from None
     took = round(time.monotonic() - start, 1)
     meta = nb.metadata.setdefault("specdec_guide", {})
     meta["last_run"] = {

@@ -140,6 +140,10 @@ def render(
         raise UserError("--model is required (a Hugging Face name or a local checkpoint directory)")
     if not _NAME_RE.match(name):
         raise UserError(f"--name {name!r}: use letters, digits, '_', '-', '.' (it becomes a folder name)")
+    # Say first what cannot work at all, before asking for options it would need.
+    refusals = CPU_REFUSES if engine == "cpu" else TRTLLM_REFUSES
+    if method in refusals:
+        raise UserError(f"{method} with --engine {engine}: {refusals[method]}")
     if method in NEEDS_DRAFT_MODEL and not draft_model:
         raise UserError(f"{method} needs --draft-model (the draft model's HF name or directory)")
     if draft_model and method not in NEEDS_DRAFT_MODEL:
@@ -161,9 +165,6 @@ def render(
         drafter = f"{drafter_file.name}:{drafter.split(':')[1]}"
     if max_batch_size is not None and max_batch_size < 0:
         raise UserError("--max-batch-size must be >= 0")
-    refusals = CPU_REFUSES if engine == "cpu" else TRTLLM_REFUSES
-    if method in refusals:
-        raise UserError(f"{method} with --engine {engine}: {refusals[method]}")
 
     def local(p: str) -> str:
         # A path that exists here is made absolute: model.py runs with another working directory.
