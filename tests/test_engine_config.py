@@ -49,16 +49,25 @@ def test_ngram_template_shape_loads(tmp_path):
     assert set(cfg.ignored_keys) == {"tensor_parallel_size", "disable_overlap_scheduler", "kv_cache_config"}
 
 
-@pytest.mark.parametrize("key", ["speculative_model_dir", "speculative_model"])
-def test_draft_target_takes_both_draft_model_names(tmp_path, key):
-    cfg = load_config(write(tmp_path, f"""
+def test_draft_target_takes_the_1_1_0_draft_model_key_only(tmp_path):
+    cfg = load_config(write(tmp_path, """
         model: /t
         speculative_config:
           decoding_type: DraftTarget
           max_draft_len: 3
-          {key}: /d
+          speculative_model_dir: /d
         """))
     assert cfg.speculative.draft_model == "/d"
+    # the later name is not a field in 1.1.0: the engine reads model.yaml as that release would,
+    # so the draft path counts as missing (the first of the two findings)
+    msg = error_of(tmp_path, """
+        model: /t
+        speculative_config:
+          decoding_type: DraftTarget
+          max_draft_len: 3
+          speculative_model: /d
+        """)
+    assert msg.startswith("model.yaml:3:3: missing required key 'speculative_config.speculative_model_dir'"), msg
 
 
 def test_unknown_decoding_type_points_at_the_value(tmp_path):
@@ -69,19 +78,31 @@ def test_unknown_decoding_type_points_at_the_value(tmp_path):
           max_draft_len: 4
           decoding_type: Foo
         """)
-    assert msg.startswith("model.yaml:5:18: unknown decoding_type 'Foo' (known: NGram, DraftTarget, ")
+    assert msg.startswith("model.yaml:5:18: 'Foo' is not a decoding_type in TRT-LLM 1.1.0 (known: "), msg
+    assert "DraftTarget" in msg and "NGram" in msg
 
 
-@pytest.mark.parametrize("kind", ["Eagle", "Eagle3"])
-def test_eagle_is_refused_with_one_line(tmp_path, kind):
-    msg = error_of(tmp_path, f"""
+def test_eagle_is_refused_with_one_line(tmp_path):
+    msg = error_of(tmp_path, """
         model: /t
         speculative_config:
-          decoding_type: {kind}
+          decoding_type: Eagle
           max_draft_len: 3
           speculative_model_dir: /e
         """)
     assert msg.startswith(f"model.yaml:3:18: {EAGLE_REFUSAL}")
+
+
+def test_eagle3_is_a_later_spelling(tmp_path):
+    msg = error_of(tmp_path, """
+        model: /t
+        speculative_config:
+          decoding_type: Eagle3
+          max_draft_len: 3
+          speculative_model_dir: /e
+        """)
+    assert msg.startswith("model.yaml:3:18: 'Eagle3' is not a decoding_type in TRT-LLM 1.1.0"), msg
+    assert "it exists in 1.2.1" in msg
 
 
 def test_mtp_and_class_literal_spellings(tmp_path):
@@ -89,31 +110,33 @@ def test_mtp_and_class_literal_spellings(tmp_path):
         model: /t
         speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}
         """)
-    assert "spells it 'DraftTarget'" in error_of(tmp_path, """
+    msg = error_of(tmp_path, """
         model: /t
         speculative_config: {decoding_type: Draft_Target, max_draft_len: 2, speculative_model_dir: /d}
         """)
+    assert "'Draft_Target' is not a decoding_type in TRT-LLM 1.1.0" in msg and "DraftTarget" in msg
 
 
 @pytest.mark.parametrize(
     "body, where, reason",
     [
-        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n", "3:18",
-         "max_matching_ngram_size"),
+        ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n", "3:3",
+         "missing required key 'speculative_config.max_matching_ngram_size'"),
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 0\n"
-         "  max_matching_ngram_size: 2\n", "4:18", "max_draft_len must be > 0"),
+         "  max_matching_ngram_size: 2\n", "4:18", "'speculative_config.max_draft_len' must be > 0"),
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
-         "  max_matching_ngram_size: 2\n  is_keep_all: yes please\n", "6:16", "expected true or false"),
+         "  max_matching_ngram_size: 2\n  is_keep_all: yes please\n", "6:16",
+         "'speculative_config.is_keep_all' must be bool"),
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
          "  max_matching_ngram_size: 2\n  prompt_lookup_num_tokens: 4\n", "6:3", "unknown key"),
-        ("model: /t\nspeculative_config:\n  decoding_type: DraftTarget\n  max_draft_len: 4\n", "3:18",
-         "speculative_model_dir"),
+        ("model: /t\nspeculative_config:\n  decoding_type: DraftTarget\n  max_draft_len: 4\n", "3:3",
+         "missing required key 'speculative_config.speculative_model_dir'"),
         ("model: /t\nmax_tokens: 32\n", "2:1", "unknown key 'max_tokens'"),
         ("model: /t\nmodel: /u\n", "2:1", "duplicate key 'model'"),
         ("backend: pytorch\n", "1:1", "missing required key 'model'"),
         ("model: /t\nbackend: tensorrt\n", "2:10", "not emulated"),
-        ("model: /t\ntriton_config:\n  decoupled: maybe\n", "3:14", "expected true or false"),
-        ("model: /t\ntriton_config:\n  decopuled: true\n", "3:3", "unknown key triton_config.decopuled"),
+        ("model: /t\ntriton_config:\n  decoupled: maybe\n", "3:14", "'triton_config.decoupled' must be bool"),
+        ("model: /t\ntriton_config:\n  decopuled: true\n", "3:3", "unknown key 'triton_config.decopuled'"),
         ("model: /t\nspeculative_config:\n  decoding_type: [NGram\n", "4:1", "invalid YAML"),
         ("- model\n", "1:1", "must be a mapping"),
     ],
@@ -134,7 +157,7 @@ def test_user_provided_needs_our_drafter_key(tmp_path):
           decoding_type: UserProvided
           max_draft_len: 4
         """)
-    assert "triton_config.cpu_drafter" in msg and msg.startswith("model.yaml:3:18:")
+    assert "triton_config.cpu_drafter" in msg and msg.startswith("model.yaml:3:3:"), msg
     cfg = load_config(write(tmp_path, """
         model: /t
         speculative_config: {decoding_type: UserProvided, max_draft_len: 4}

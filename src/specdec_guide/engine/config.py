@@ -1,10 +1,12 @@
 """Read the Triton llmapi ``model.yaml`` the way TensorRT-LLM 1.1.0 would, for the CPU engine.
 
 In the container, every key of ``model.yaml`` except ``triton_config`` becomes ``LLM(**kwargs)``
-and ``speculative_config`` is dispatched on ``decoding_type``. This module checks the same keys
-against the 1.1.0 snapshot (``schemas/1.1.0/llm_api.yaml``), keeps the few the CPU engine
-honours, and reports every mistake as one line ``path:line:col: reason`` (from the YAML node
-marks), because that line is what the Triton log shows when the model fails to load.
+and ``speculative_config`` is dispatched on ``decoding_type``. The file is first checked exactly
+as ``specdec-guide validate`` checks it against the 1.1.0 snapshot (one checker, one set of
+facts: :mod:`specdec_guide.validate.llm_yaml`); this module then refuses what the CPU engine
+cannot run and keeps the few keys it honours. Every mistake is one line
+``path:line:col: reason`` (from the YAML node marks), because that line is what the Triton log
+shows when the model fails to load.
 
 Honoured: ``model``, ``tokenizer``, ``backend`` (must be pytorch), ``max_seq_len``,
 ``return_perf_metrics``, ``speculative_config`` (NGram, DraftTarget, UserProvided) and
@@ -15,7 +17,6 @@ a key TorchLlmArgs does not have is an error, as in TensorRT-LLM (``extra: forbi
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,16 +28,13 @@ from specdec_guide.diagnostics import Diagnostic
 
 SNAPSHOT_VERSION = "1.1.0"
 
-# decoding_type values TensorRT-LLM 1.1.0 reads from YAML (DecodingBaseConfig.from_dict's map;
-# see schemas/1.1.0/llm_api.yaml, unions.SpeculativeConfig.from_dict_keys).
-KNOWN_DECODING_TYPES = ("NGram", "DraftTarget", "UserProvided", "Eagle", "MTP", "Medusa", "Lookahead", "AUTO")
+# decoding_type values the CPU engine runs; the snapshot decides which spellings are valid at all.
 RUNNABLE_DECODING_TYPES = ("NGram", "DraftTarget", "UserProvided")
 
 EAGLE_REFUSAL = "EAGLE-3 needs TensorRT-LLM on a GPU: the CPU reference engine cannot run it"
 # Methods that exist in TensorRT-LLM but need its kernels or weights: one line each, no stack.
 REFUSALS = {
     "Eagle": EAGLE_REFUSAL,
-    "Eagle3": EAGLE_REFUSAL + " (and TensorRT-LLM 1.1.0 spells it Eagle; Eagle3 is a later name)",
     "MTP": "MTP needs TensorRT-LLM on a GPU and a checkpoint with MTP layers: the CPU reference engine cannot run it",
     "Medusa": "Medusa runs only on TensorRT-LLM's TensorRT-engine backend, not the PyTorch backend model.yaml "
     "configures: the CPU reference engine cannot run it",
@@ -44,20 +42,8 @@ REFUSALS = {
     "configures: the CPU reference engine cannot run it",
     "AUTO": "AUTO lets TensorRT-LLM choose a method on the GPU: the CPU reference engine cannot run it (use NGram)",
 }
-# Class-internal literals that 1.1.0's YAML loader does not accept: say which spelling it wants.
-MISSPELLINGS = {"Draft_Target": "DraftTarget", "User_Provided": "UserProvided", "Ngram": "NGram", "ngram": "NGram"}
 
-_COMMON_SPEC_KEYS = ("decoding_type", "max_draft_len", "speculative_model_dir", "max_concurrency", "load_format")
-SPEC_KEYS = {
-    "NGram": _COMMON_SPEC_KEYS + ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool"),
-    "DraftTarget": _COMMON_SPEC_KEYS,
-    "UserProvided": _COMMON_SPEC_KEYS,
-}
-# Later releases renamed speculative_model_dir; the CPU engine takes either so both eras load.
-DRAFT_MODEL_ALIASES = ("speculative_model_dir", "speculative_model")
-
-TRITON_KEYS = ("max_batch_size", "decoupled", "cancellation_check_period_ms", "cpu_drafter")
-# Fallback when the snapshot is not installed: the keys this module itself interprets.
+# The keys this module itself interprets; every other valid TorchLlmArgs key is ignored on CPU.
 _HONOURED_KEYS = ("model", "tokenizer", "backend", "max_seq_len", "return_perf_metrics", "speculative_config")
 
 
@@ -104,19 +90,12 @@ class EngineConfig:
         return Path(self.path).parent
 
 
-@functools.lru_cache(maxsize=1)
-def torch_llm_args_fields() -> frozenset[str]:
-    """TorchLlmArgs field names of the pinned snapshot: the same facts `specdec-guide validate` uses."""
-    from specdec_guide.validate.schema import Registry
-
-    return frozenset(Registry().resolve(SNAPSHOT_VERSION).classes()["TorchLlmArgs"]["fields"])
-
-
 class _Doc:
     """A parsed YAML document that remembers where each value came from."""
 
     def __init__(self, path: str, text: str):
         self.path = path
+        self.text = text
         loader = yaml.SafeLoader(text)
         try:
             self.root = loader.get_single_node()
@@ -190,6 +169,18 @@ def _positive_int(doc: _Doc, value: Any, *keys: str, hint: str = "") -> int:
     return value
 
 
+def _schema_check(doc: _Doc, text: str) -> None:
+    """The shared TRT-LLM 1.1.0 checks; the first finding becomes the ConfigError."""
+    from specdec_guide.validate import llm_yaml
+    from specdec_guide.validate.schema import Registry
+
+    registry = Registry()
+    findings = llm_yaml.check(text, registry.resolve(SNAPSHOT_VERSION), registry, model_yaml=True, cpu_engine=True)
+    if findings:
+        line, col, reason = findings[0]
+        raise ConfigError(doc.path, line, col, reason)
+
+
 def _read_doc(path: str | os.PathLike) -> _Doc:
     path = str(path)
     try:
@@ -209,14 +200,11 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
     if not isinstance(data, dict):
         raise doc.error("model.yaml must be a mapping of LLM() arguments (model: ..., speculative_config: ...)")
 
-    known = torch_llm_args_fields()
-    for key in data:
-        if key == "triton_config":
-            continue
-        if not isinstance(key, str) or key not in known:
-            raise doc.error(
-                f"unknown key '{key}': TorchLlmArgs (TensorRT-LLM {SNAPSHOT_VERSION}) has no such field, "
-                "and LLM() rejects unknown keys", str(key), key_node=True)
+    # What the CPU cannot run at all is said first: no point listing the fields it would need.
+    spec_raw = data.get("speculative_config")
+    if isinstance(spec_raw, dict) and spec_raw.get("decoding_type") in REFUSALS:
+        raise doc.error(REFUSALS[spec_raw["decoding_type"]], "speculative_config", "decoding_type")
+    _schema_check(doc, doc.text)  # unknown keys, types, spellings, required fields: as TRT-LLM 1.1.0
 
     if "model" not in data:
         raise doc.error("missing required key 'model' (a local Hugging Face checkpoint directory)")
@@ -263,10 +251,6 @@ def _triton_settings(doc: _Doc, raw: Any) -> TritonSettings:
     if raw is None:
         return TritonSettings()
     _want(doc, raw, dict, "a mapping (max_batch_size, decoupled)", "triton_config")
-    for key in raw:
-        if key not in TRITON_KEYS:
-            raise doc.error(f"unknown key triton_config.{key} (known: {', '.join(TRITON_KEYS)})",
-                            "triton_config", str(key), key_node=True)
     mbs = raw.get("max_batch_size", 0)
     _want(doc, mbs, int, "an integer >= 0", "triton_config", "max_batch_size")
     if mbs < 0:
@@ -289,44 +273,20 @@ def _speculative(doc: _Doc, raw: Any) -> SpeculativeConfig | None:
         return None
     where = ("speculative_config",)
     _want(doc, raw, dict, "a mapping with decoding_type", *where)
-    if "decoding_type" not in raw:
-        raise doc.error(f"speculative_config needs decoding_type (known: {', '.join(KNOWN_DECODING_TYPES)})", *where)
-    kind = raw["decoding_type"]
+    kind = raw.get("decoding_type")
     at = where + ("decoding_type",)
-    if kind in REFUSALS:
-        raise doc.error(REFUSALS[kind], *at)
-    if kind in MISSPELLINGS:
-        raise doc.error(f"unknown decoding_type '{kind}': TensorRT-LLM {SNAPSHOT_VERSION} spells it "
-                        f"'{MISSPELLINGS[kind]}' in YAML", *at)
     if kind not in RUNNABLE_DECODING_TYPES:
-        raise doc.error(f"unknown decoding_type '{kind}' (known: {', '.join(KNOWN_DECODING_TYPES)})", *at)
-
-    allowed = SPEC_KEYS[kind] + ("speculative_model",)
-    for key in raw:
-        if key not in allowed:
-            extra = ""
-            if key in ("drafter", "resource_manager"):
-                extra = "; a drafter object cannot come from YAML: set triton_config.cpu_drafter"
-            raise doc.error(f"unknown key speculative_config.{key} for {kind} (known: {', '.join(SPEC_KEYS[kind])})"
-                            + extra, *where, str(key), key_node=True)
-    if "max_draft_len" not in raw:
-        raise doc.error(f"{kind} needs speculative_config.max_draft_len (> 0)", *at)
-    max_draft_len = _positive_int(doc, raw["max_draft_len"], *where, "max_draft_len")
-
-    given = [k for k in DRAFT_MODEL_ALIASES if k in raw]
-    if len(given) > 1:
-        raise doc.error("set speculative_model_dir or speculative_model, not both", *where, given[1], key_node=True)
-    draft_model = raw[given[0]] if given else None
+        raise doc.error(f"decoding_type '{kind}': the CPU reference engine runs only "
+                        f"{', '.join(RUNNABLE_DECODING_TYPES)}", *at)
+    max_draft_len = _positive_int(doc, raw.get("max_draft_len"), *where, "max_draft_len")
+    draft_model = raw.get("speculative_model_dir")
     if draft_model is not None:
-        _want(doc, draft_model, str, "a checkpoint directory", *where, given[0])
+        _want(doc, draft_model, str, "a checkpoint directory", *where, "speculative_model_dir")
     if kind == "DraftTarget" and not draft_model:
         raise doc.error("DraftTarget needs speculative_config.speculative_model_dir (the draft checkpoint)", *at)
 
     ngram = {}
     if kind == "NGram":
-        if "max_matching_ngram_size" not in raw:
-            raise doc.error(f"NGram needs speculative_config.max_matching_ngram_size (> 0): TensorRT-LLM "
-                            f"{SNAPSHOT_VERSION} has no usable default (later releases default to 2)", *at)
         ngram["max_matching_ngram_size"] = _positive_int(doc, raw["max_matching_ngram_size"], *where,
                                                          "max_matching_ngram_size")
         for flag in ("is_keep_all", "is_use_oldest", "is_public_pool"):

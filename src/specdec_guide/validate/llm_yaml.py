@@ -53,8 +53,13 @@ def args_class(track: Track, root: PVal) -> str:
     return "TorchLlmArgs"
 
 
-def check(text: str, track: Track, registry: Registry | None, model_yaml: bool) -> list:
-    """Findings ``(line, col, message)`` for one LLM API YAML file."""
+def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
+          cpu_engine: bool | None = None) -> list:
+    """Findings ``(line, col, message)`` for one LLM API YAML file.
+
+    ``cpu_engine``: the file is read by our CPU reference engine (default: it carries the
+    ``engine=cpu`` marker); the engine itself passes True.
+    """
     root, errs = compose(text)
     if errs:
         return errs
@@ -68,15 +73,22 @@ def check(text: str, track: Track, registry: Registry | None, model_yaml: bool) 
     checker = FieldChecker(track, registry, yaml_mode=True)
     out = []
     skip = ()
-    cpu_engine = model_yaml and bool(CPU_ENGINE_MARKER.search(text))
+    if cpu_engine is None:
+        cpu_engine = bool(CPU_ENGINE_MARKER.search(text))
+    cpu_engine = model_yaml and cpu_engine
     tc = root.get("triton_config")
     if model_yaml:
         skip = ("triton_config",)
         if tc is not None:
             out.extend(check_triton_config(track, tc, cpu_engine))
     found = checker.check_class(cls, root, skip=skip, require=model_yaml)
-    if cpu_engine and tc is not None and tc.kind == "map" and tc.get("cpu_drafter") is not None:
-        found = [f for f in found if not f[2].startswith("missing required key 'speculative_config.drafter'")]
+    if cpu_engine:
+        has_drafter = tc is not None and tc.kind == "map" and tc.get("cpu_drafter") is not None
+        missing = "missing required key 'speculative_config.drafter'"
+        found = [f for f in found if not (has_drafter and f[2].startswith(missing))]
+        found = [(ln, col, "UserProvided on the CPU engine needs triton_config.cpu_drafter: module:Class "
+                           "(a drafter object cannot come from YAML)") if msg.startswith(missing) else (ln, col, msg)
+                 for ln, col, msg in found]
     out.extend(found)
     return sorted(out)
 
