@@ -222,3 +222,27 @@ def test_cli_repo_render(tmp_path, tiny_models, capsys):
     assert rc == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("specdec-guide repo: ") and "not empty" in err and "\n" not in err
+
+
+def test_render_user_provided_snippet_makes_a_valid_self_contained_repository(tmp_path, tiny_models):
+    """snippets/triton/render_user_provided.sh, as the user-provided page shows it."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TARGET=str(tiny_models[0]),
+               DRAFTER_FILE=str(ROOT / "snippets/drafters/prompt_lookup_drafter.py"),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run(["bash", "-e", str(ROOT / "snippets/triton/render_user_provided.sh")], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    model_dir = tmp_path / "repo_user_provided/tensorrt_llm/1"
+    config = yaml.safe_load((model_dir / "model.yaml").read_text())
+    assert config["triton_config"]["cpu_drafter"] == "prompt_lookup_drafter.py:PromptLookupDrafter"
+    assert config["speculative_config"]["decoding_type"] == "UserProvided"
+    assert (model_dir / "prompt_lookup_drafter.py").read_text() == (
+        ROOT / "snippets/drafters/prompt_lookup_drafter.py").read_text()
+    assert (model_dir / "model.py").is_file()
+    checked = subprocess.run([sys.executable, "-m", "specdec_guide", "validate", str(tmp_path / "repo_user_provided")],
+                             capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
