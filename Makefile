@@ -1,5 +1,8 @@
-# Two commands on a fresh machine (Python 3.10+ and make): `make serve`, `make test`.
-PYTHON ?= python3
+# Two commands on a fresh machine (Python 3.11 or 3.12, and make): `make serve`, `make test`.
+# The first interpreter of 3.11/3.12 found: the pinned set has no wheels beyond that range
+# (numpy<2, which nvidia-pytriton needs, stops at 3.12; transformers 5 and matplotlib 3.11 need 3.11+).
+PYTHON ?= $(shell for p in python3.11 python3.12 python3; do \
+  $$p -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 12))' >/dev/null 2>&1 && { echo $$p; break; }; done)
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
@@ -15,6 +18,8 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 # Re-install only when the dependency pins change.
 $(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { \
+	  echo "make: the guide needs Python 3.11 or 3.12 (none found on PATH; set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[docs,engine,test]"
