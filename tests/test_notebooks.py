@@ -129,3 +129,10 @@ def test_a_failing_notebook_run_is_reported_in_one_line_and_keeps_the_stored_out
     outputs = [o for c in json.loads(info.paired.read_text())["cells"] for o in c.get("outputs", [])]
     assert outputs and not [o for o in outputs if o.get("output_type") == "error"]
     assert "code changed since the stored run" in stale_outputs(info)
+
+
+@pytest.mark.skipif(not gpu_tier.missing(), reason="this machine has a GPU and tensorrt_llm: the GPU tier can run")
+def test_make_test_gpu_stops_before_installing_anything_here():
+    proc = subprocess.run(["make", "test-gpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "cannot run on this machine" in proc.stderr and "pip install" not in proc.stdout + proc.stderr

@@ -8,41 +8,18 @@ with src/specdec_guide/schemas/<version>/ fails, listing every difference.
 from __future__ import annotations
 
 import importlib.util
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from specdec_guide.gpu_tier import SKIP_REASON, missing
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _gpu_present() -> bool:
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
-    try:
-        return subprocess.run([smi, "-L"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def _trtllm_importable() -> bool:
-    if importlib.util.find_spec("tensorrt_llm") is None:
-        return False
-    try:
-        importlib.import_module("tensorrt_llm")
-        return True
-    except Exception:
-        return False
-
-
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not (_gpu_present() and _trtllm_importable()), reason="needs an NVIDIA GPU and tensorrt_llm"),
-]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(bool(missing()), reason=SKIP_REASON)]
 
 
 def _regen_module():
