@@ -140,3 +140,9 @@ def test_cpu_engine_marker_admits_the_cpu_drafter_and_nothing_else(tmp_path):
     typo = marked.replace("cpu_drafter", "cpu_drafer")
     found = _check_model_yaml(tmp_path, typo)
     assert len(found) == 2 and any("'triton_config.cpu_drafer'" in f for f in found), found
+
+
+def test_a_repeated_key_is_reported_where_it_repeats(tmp_path):
+    found = _check_model_yaml(tmp_path, "model: /a\nspeculative_config:\n  decoding_type: NGram\n"
+                                        "  max_draft_len: 4\n  max_draft_len: 2\n  max_matching_ngram_size: 2\n")
+    assert found == ["m/model.yaml:5:3: duplicate key 'max_draft_len'"], found

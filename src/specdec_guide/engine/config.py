@@ -127,24 +127,6 @@ class _Doc:
             return ConfigError(self.path, 1, 1, reason)
         return ConfigError(self.path, node.start_mark.line + 1, node.start_mark.column + 1, reason)
 
-    def duplicate_keys(self) -> ConfigError | None:
-        """PyYAML keeps the last of two equal keys silently; so would LLM(). Say so instead."""
-        stack = [self.root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, yaml.MappingNode):
-                seen = set()
-                for k, v in node.value:
-                    if isinstance(k, yaml.ScalarNode):
-                        if k.value in seen:
-                            m = k.start_mark
-                            return ConfigError(self.path, m.line + 1, m.column + 1, f"duplicate key '{k.value}'")
-                        seen.add(k.value)
-                    stack.append(v)
-            elif isinstance(node, yaml.SequenceNode):
-                stack.extend(node.value)
-        return None
-
 
 def _want(doc: _Doc, value: Any, kind: type | tuple[type, ...], what: str, *keys: str) -> Any:
     # bool is an int in Python; YAML `true` must not pass for a number (nor 1 for a bool).
@@ -194,8 +176,6 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
     """Parse and check ``model.yaml``; raise :class:`ConfigError` (path:line:col: reason)."""
     doc = _read_doc(path)
     path = doc.path
-    if (dup := doc.duplicate_keys()) is not None:
-        raise dup
     data = doc.data
     if not isinstance(data, dict):
         raise doc.error("model.yaml must be a mapping of LLM() arguments (model: ..., speculative_config: ...)")

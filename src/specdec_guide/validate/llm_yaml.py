@@ -36,13 +36,33 @@ def yaml_error(err: yaml.YAMLError) -> tuple[int, int, str]:
     return (mark.line + 1, mark.column + 1, msg) if mark else (1, 1, msg)
 
 
+def duplicate_keys(node) -> list:
+    """Findings for repeated keys: PyYAML keeps the last silently, and so would LLM(**kwargs)."""
+    out, stack = [], [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    if k.value in seen:
+                        out.append((k.start_mark.line + 1, k.start_mark.column + 1, f"duplicate key '{k.value}'"))
+                    seen.add(k.value)
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return out
+
+
 def compose(text: str) -> tuple[PVal | None, list]:
-    """Compose ``text`` into a PVal (None when empty) or return the syntax error as a finding."""
+    """Compose ``text`` into a PVal (None when empty) plus findings: a syntax error, repeated keys."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         return None, [yaml_error(err)]
-    return (from_yaml(node) if node is not None else None), []
+    if node is None:
+        return None, []
+    return from_yaml(node), duplicate_keys(node)
 
 
 def args_class(track: Track, root: PVal) -> str:
@@ -61,7 +81,7 @@ def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
     ``engine=cpu`` marker); the engine itself passes True.
     """
     root, errs = compose(text)
-    if errs:
+    if root is None and errs:  # a syntax error: nothing else can be checked
         return errs
     if root is None:
         root = PVal("map", 1, 1)
@@ -71,7 +91,7 @@ def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
     if cls not in track.classes():
         return [(1, 1, f"the TRT-LLM {track.id} snapshot has no {cls} class: cannot check this file")]
     checker = FieldChecker(track, registry, yaml_mode=True)
-    out = []
+    out = list(errs)  # repeated keys
     skip = ()
     if cpu_engine is None:
         cpu_engine = bool(CPU_ENGINE_MARKER.search(text))
