@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-import torch
-
 from specdec_guide import speculation
+from specdec_guide.drafters.draft_model import DraftModelDrafter
 from specdec_guide.diagnostics import UserError
 from specdec_guide.tiny_model import EOS_ID, VOCAB_SIZE, write_tiny_models
 
@@ -51,24 +50,12 @@ def test_models_load_with_auto_classes_and_share_a_round_tripping_tokenizer(mode
 def test_the_draft_is_accepted_sometimes_but_not_always(models):
     from transformers import AutoModelForCausalLM
 
-    target = AutoModelForCausalLM.from_pretrained(models[0]).eval()
-    draft = AutoModelForCausalLM.from_pretrained(models[1]).eval()
-
-    def target_logits(tokens):
-        return target(torch.tensor([list(tokens)])).logits[0]
-
-    class DraftModel:
-        def propose(self, req):
-            toks, out = list(req.tokens), []
-            with torch.no_grad():
-                for _ in range(req.max_draft_len):
-                    out.append(int(draft(torch.tensor([toks])).logits[0, -1].argmax()))
-                    toks.append(out[-1])
-            return out
+    target = speculation.hf_logits_fn(AutoModelForCausalLM.from_pretrained(models[0]).eval())
+    drafter = DraftModelDrafter.from_pretrained(str(models[1]), max_draft_len=4)
 
     prompt = list(b"The quick brown fox")
-    plain = speculation.generate(target_logits, prompt, 32)
-    spec = speculation.generate(target_logits, prompt, 32, drafter=DraftModel(), max_draft_len=4)
+    plain = speculation.generate(target, prompt, 32)
+    spec = speculation.generate(target, prompt, 32, drafter=drafter, max_draft_len=4)
     assert spec.tokens == plain.tokens
     assert 0.1 < spec.stats.acceptance_rate < 0.99
     assert all(32 <= t < 127 or t == 10 for t in plain.tokens), "greedy output should be printable"

@@ -31,6 +31,17 @@ import torch
 LogitsFn = Callable[[Sequence[int]], torch.Tensor]
 
 
+def hf_logits_fn(model) -> LogitsFn:
+    """Wrap a Hugging Face causal LM as a :data:`LogitsFn` (one sequence, no KV cache)."""
+
+    def logits(tokens: Sequence[int]) -> torch.Tensor:
+        with torch.no_grad():
+            ids = torch.tensor([list(tokens)], dtype=torch.long)
+            return model(input_ids=ids).logits[0].float()
+
+    return logits
+
+
 @dataclass
 class DraftRequest:
     """What a drafter sees: one request's tokens so far and how many it may propose."""

@@ -7,25 +7,9 @@ re-reads the whole sequence each step (no KV cache): slow, exact and easy to fol
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
-
 import torch
 
-from specdec_guide.speculation import DraftRequest
-
-#: tokens -> logits [len(tokens), vocab]; the same shape the target's logits_fn has.
-LogitsFn = Callable[[Sequence[int]], torch.Tensor]
-
-
-def hf_logits_fn(model) -> LogitsFn:
-    """Wrap a Hugging Face causal LM as ``tokens -> logits`` (one sequence, no cache)."""
-
-    def logits(tokens: Sequence[int]) -> torch.Tensor:
-        with torch.no_grad():
-            ids = torch.tensor([list(tokens)], dtype=torch.long)
-            return model(input_ids=ids).logits[0].float()
-
-    return logits
+from specdec_guide.speculation import DraftRequest, LogitsFn, hf_logits_fn
 
 
 class DraftModelDrafter:

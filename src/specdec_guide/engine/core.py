@@ -22,7 +22,7 @@ from typing import Iterator
 
 from specdec_guide.engine.config import ConfigError, EngineConfig, load_config
 from specdec_guide.engine.requests import GenerateRequest, RequestError, parse_request
-from specdec_guide.speculation import DraftRequest, SpecStats, speculative_steps
+from specdec_guide.speculation import DraftRequest, SpecStats, hf_logits_fn, speculative_steps
 
 DEFAULT_THREADS = 1  # small: Triton, the client and tests share the machine
 
@@ -83,8 +83,6 @@ def _local_dir(path: str, what: str, cfg: EngineConfig) -> str:
 
 class Engine:
     def __init__(self, config: EngineConfig, tokenizer, model, drafter=None):
-        import torch
-
         self.config = config
         self.tokenizer = tokenizer
         self.model = model
@@ -95,7 +93,7 @@ class Engine:
         self.eos_id = tokenizer.eos_token_id
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time: Triton may call from several threads
-        self._torch = torch
+        self.logits = hf_logits_fn(model)  # tokens -> logits, the loop's interface
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -144,11 +142,6 @@ class Engine:
                               f"{type(err).__name__}: {err}") from None
 
     # -- decoding ------------------------------------------------------------------------
-    def logits(self, tokens) -> "object":
-        with self._torch.no_grad():
-            ids = self._torch.tensor([list(tokens)], dtype=self._torch.long)
-            return self.model(input_ids=ids).logits[0].float()
-
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
