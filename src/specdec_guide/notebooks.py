@@ -31,11 +31,12 @@ CELL_TIMEOUT_S = 300
 
 
 def repo_root(start: Path | None = None) -> Path:
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "mkdocs.yml").is_file() and (folder / "notebooks").is_dir():
-            return folder
-    raise UserError(f"{here}: not inside the guide's repository (no mkdocs.yml with notebooks/ above it)")
+    from specdec_guide.validate.kinds import find_repo_root
+
+    root = find_repo_root(start)
+    if not (root / "notebooks").is_dir():
+        raise UserError(f"{root}: not inside the guide's repository (no notebooks/ beside mkdocs.yml)")
+    return root
 
 
 @dataclass(frozen=True)
