@@ -568,15 +568,43 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                                f"({', '.join(models)}): cannot check its keys"))
         return out
     keys = set((models.get(model) or {}).get("keys") or [])
-    for tok in pairs:
-        for part in re.split(r"(?<!\\),", tok):
-            key = re.split(r"[:=]", part, maxsplit=1)[0].strip()
-            if not key:
+    if len(pairs) > 1:
+        out.append((*loc.find(pairs[1], advance=False),
+                    f"{prog} takes one substitutions argument (key:value,key:value); this is a second one, which "
+                    f"its argument parser refuses (quote the list, or join it with commas)"))
+    for tok in pairs[:1]:
+        tok = expand(tok, env)[0]  # the shell substitutes ${VAR:-default} before python sees it
+        for part in _split_escaped(tok, ","):
+            fields = _split_escaped(part, ":")
+            key = fields[0].strip()
+            pos = loc.find(key, advance=bool(key)) if key else loc.find(tok, advance=False)
+            if len(fields) != 2:
+                why = ("has no ':'" if len(fields) == 1 else "has more than one ':' (a ':' inside a value needs "
+                       "two backslashes: each split removes one)")
+                shown = part if part else "(empty: a stray comma)"
+                out.append((*pos, f"{prog}: substitution '{shown}' {why}; fill_template.py splits each on ':' "
+                                  f"and stops with an error"))
                 continue
-            pos = loc.find(key)
             if key not in keys:
                 close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 out.append((*pos, f"unknown template key '{key}' for model '{model}' in TRT-LLM {track.id}{hint}; "
                                   f"fill_template.py fails on keys the template lacks"))
     return out
+
+
+def _split_escaped(text: str, sep: str) -> list[str]:
+    """Split like fill_template.py: ``sep`` after a backslash is kept (without the backslash)."""
+    parts, cur, escape = [], "", False
+    for ch in text:
+        if escape:
+            cur, escape = cur + ch, False
+        elif ch == sep:
+            parts.append(cur)
+            cur = ""
+        elif ch == "\\":
+            escape = True
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
