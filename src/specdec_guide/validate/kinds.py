@@ -128,9 +128,10 @@ def has_top_key(text: str, key: str) -> bool:
 def looks_like_llm_yaml(text: str, registry=None) -> bool:
     """True when a YAML text is LLM-API options by its content.
 
-    A top-level ``speculative_config`` or ``triton_config`` is enough; otherwise every top-level key
-    must be an LLM-API field of a recorded track and at least one of them specific (``model:`` alone
-    could be anything).
+    A top-level ``speculative_config`` or ``triton_config`` is enough. Otherwise at least half the
+    top-level keys must be LLM-API fields of a recorded track, one of them specific (``model:``
+    alone could be anything): so a file with one misspelt key next to a real one is still checked,
+    and reported, rather than skipped.
     """
     keys = _top_keys(text)
     if not keys:
@@ -138,7 +139,8 @@ def looks_like_llm_yaml(text: str, registry=None) -> bool:
     if any(k in LLM_YAML_SIGNATURE_KEYS for k in keys):
         return True
     fields = llm_api_keys(registry)
-    return all(k in fields for k in keys) and any(k not in _GENERIC_KEYS for k in keys)
+    known = [k for k in keys if k in fields]
+    return 2 * len(known) >= len(keys) and any(k not in _GENERIC_KEYS for k in known)
 
 
 def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None,

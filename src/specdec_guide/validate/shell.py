@@ -85,10 +85,10 @@ def logical_lines(text: str, heredocs: list | None = None):
         for col, ch in enumerate(body, 1):
             buf.append(ch)
             pos.append((ln, col))
+        if cont:  # the shell drops backslash-newline: `a,\<newline>b,` is one word, as in bash
+            continue
         buf.append(" ")
         pos.append((ln, len(body) + 1))
-        if cont:
-            continue
         logical = "".join(buf)
         if _open_quote(logical):
             # A quoted argument spans lines (curl -d '{...}'): keep the newline and read on.
@@ -383,8 +383,9 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
                         yaml_refs.append((flag, expand(b, env)[0]))
                     elif a.startswith(flag + "="):
                         yaml_refs.append((flag, expand(a.split("=", 1)[1], env)[0]))
+    passed = {os.path.normpath(ref) for _, ref in yaml_refs}
     for doc in docs:
-        out.extend(_check_heredoc(doc, track, registry, env))
+        out.extend(_check_heredoc(doc, track, registry, env, passed))
     return sorted(out), count, yaml_refs
 
 
@@ -403,11 +404,12 @@ def _heredoc_target(header: str) -> str | None:
     return None
 
 
-def _check_heredoc(doc: Heredoc, track: Track, registry: Registry | None, env: dict) -> list:
+def _check_heredoc(doc: Heredoc, track: Track, registry: Registry | None, env: dict,
+                   passed: set | None = None) -> list:
     """LLM-API YAML in a heredoc, checked in place (positions in the snippet)."""
     from specdec_guide.validate import kinds, llm_yaml
 
-    target = _heredoc_target(doc.header) or ""
+    target = expand(_heredoc_target(doc.header) or "", env)[0]
     body = [ln.lstrip("\t") if doc.strip_tabs else ln for ln in doc.lines]
     shift = [len(a) - len(b) for a, b in zip(doc.lines, body)]
     text = "\n".join(body) + "\n"
@@ -422,7 +424,9 @@ def _check_heredoc(doc: Heredoc, track: Track, registry: Registry | None, env: d
         text = "\n".join(expanded) + "\n"
     is_yaml_name = target.endswith((".yaml", ".yml"))
     looks = kinds.looks_like_llm_yaml(text, registry)
-    if not looks and not (is_yaml_name and kinds.llm_yaml_by_name(os.path.basename(target))):
+    named = is_yaml_name and (kinds.llm_yaml_by_name(os.path.basename(target))
+                              or os.path.normpath(target) in (passed or set()))
+    if not looks and not named:
         return []
     model_yaml = os.path.basename(target) == "model.yaml" or kinds.has_top_key(text, "triton_config")
     out = []
