@@ -164,7 +164,7 @@ def table_page_flags(text: str, script: str) -> dict:
     return out
 
 
-_ADD_ARG = re.compile(r"add_argument\(\s*((?:[\"']-{1,2}[\w-]+[\"']\s*,\s*)+)", re.S)
+_ADD_ARG = re.compile(r"add_argument\(\s*((?:[\"']-{1,2}[\w-]+[\"']\s*(?:,\s*|\)))+)", re.S)
 
 
 def argparse_script_flags(text: str) -> list:
