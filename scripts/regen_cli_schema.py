@@ -61,6 +61,8 @@ CONVERT_SCRIPTS = {  # variant -> (path, commit)
     "eagle": ("examples/eagle/convert_checkpoint.py", "65b31db1b401d3752b8ebe7c29093cbfb6af04b7"),
     "medusa": ("examples/medusa/convert_checkpoint.py", "b93e14ca093e446615f3009cae6ca5a33c4f2f56"),
 }
+#: Every command accepts these; the snapshot leaves them out and the validator always allows them.
+HELP = ("-h", "--help")
 UNTIED = ("read at the one commit the file index returned; that commit could not be tied to the release "
           "tag, so the fact is unconfirmed for this release")
 
@@ -137,8 +139,8 @@ _KBD = re.compile(r"<dt><kbd>(.*?)</kbd></dt>", re.S)
 
 
 def argparse_page_flags(text: str) -> list:
-    """Flags of a sphinx-argparse page, aliases as separate entries; ``-h`` and ``--help`` added."""
-    flags = ["-h", "--help"]
+    """Flags of a sphinx-argparse page, aliases as separate entries (``-h``/``--help`` left out)."""
+    flags = []
     for m in _KBD.finditer(text):
         flags.extend(f.strip() for f in _text(m.group(1)).split(",") if f.strip().startswith("-"))
     return _dedupe(flags)
@@ -168,8 +170,8 @@ _ADD_ARG = re.compile(r"add_argument\(\s*((?:[\"']-{1,2}[\w-]+[\"']\s*(?:,\s*|\)
 
 
 def argparse_script_flags(text: str) -> list:
-    """Option strings of every ``add_argument('--x', '-x', ...)`` call; ``-h``/``--help`` added."""
-    flags = ["-h", "--help"]
+    """Option strings of every ``add_argument('--x', '-x', ...)`` call."""
+    flags = []
     for m in _ADD_ARG.finditer(text):
         flags.extend(re.findall(r"[\"'](-{1,2}[\w-]+)[\"']", m.group(1)))
     return _dedupe(flags)
@@ -215,8 +217,9 @@ def _click_command(found: dict, source: str, default: str | None = None) -> dict
     cmd: dict = {"source": source}
     if default:
         cmd["default_subcommand"] = default
-    cmd["flags"] = ["--help", *[f for f in found.get((), []) if f != "--help"]]
-    cmd["subcommands"] = {path[0]: {"flags": ["--help", *flags]} for path, flags in found.items() if path}
+    cmd["flags"] = [f for f in found.get((), []) if f not in HELP]
+    cmd["subcommands"] = {path[0]: {"flags": [f for f in flags if f not in HELP]}
+                          for path, flags in found.items() if path}
     return cmd
 
 
@@ -229,7 +232,7 @@ def render_cli(track: str, facts: dict) -> dict:
         "generated_by": "scripts/regen_cli_schema.py",
         "sources": sources,
         "commands": {
-            "trtllm-build": {"source": "build_page", "flags": facts["build"]},
+            "trtllm-build": {"source": "build_page", "flags": [f for f in facts["build"] if f not in HELP]},
             "trtllm-serve": _click_command(facts["serve"], "serve_page", default="serve"),
             "trtllm-bench": _click_command(facts["bench"], "bench_page"),
             "convert_checkpoint.py": {
@@ -237,15 +240,16 @@ def render_cli(track: str, facts: dict) -> dict:
                          "The draft/target example of the engine workflow converts both models with the llama "
                          "script."),
                 "variants": {v: {"path": CONVERT_SCRIPTS[v][0], "container_path": f"/app/{CONVERT_SCRIPTS[v][0]}",
-                                 "source": f"convert_{v}", "unconfirmed": True, "flags": flags}
+                                 "source": f"convert_{v}", "unconfirmed": True,
+                                 "flags": [f for f in flags if f not in HELP]}
                              for v, flags in facts["convert"].items()},
             },
         },
         "scripts": {
             "prepare_dataset.py": {
                 "path": "benchmarks/cpp/prepare_dataset.py", "source": "bench_page",
-                "flags": ["-h", "--help", *prepare.get((), [])],
-                "subcommands": {sub[0]: {"flags": ["--help", *flags]} for sub, flags in prepare.items() if sub},
+                "flags": prepare.get((), []),
+                "subcommands": {sub[0]: {"flags": flags} for sub, flags in prepare.items() if sub},
             },
         },
     }
@@ -257,7 +261,7 @@ def render_legacy(track: str, facts: dict, previous: dict) -> dict:
     srcs = SOURCES[track]
     fill = dict(block.get("fill_template") or {})
     fill.update({"path": "/app/tools/fill_template.py", "repo_path": srcs["fill_template"]["path"],
-                 "source": "fill_template", "flags": facts["fill"]})
+                 "source": "fill_template", "flags": [f for f in facts["fill"] if f not in HELP]})
     block["fill_template"] = fill
     models = {}
     for model, keys in facts["templates"].items():

@@ -107,9 +107,9 @@ def test_regen_parsers_read_the_page_and_file_shapes():
     r = regen()
     assert r.click_page_flags(CLICK_PAGE, "toolx") == {(): ["-m", "--model"], ("run",): ["--fast"],
                                                        ("other_sub",): ["--a-b"]}
-    assert r.argparse_page_flags(ARGPARSE_PAGE) == ["-h", "--help", "--alpha", "--beta", "--b2"]
+    assert r.argparse_page_flags(ARGPARSE_PAGE) == ["--alpha", "--beta", "--b2"]
     assert r.table_page_flags(TABLE_PAGE, "prep.py") == {(): ["--out"], ("synth",): ["--num-x"]}
-    assert r.argparse_script_flags(SCRIPT) == ["-h", "--help", "--in_dir", "--quick", "-q"]
+    assert r.argparse_script_flags(SCRIPT) == ["--in_dir", "--quick", "-q"]
     assert r.template_keys(TEMPLATE) == ["size", "gone"]
 
 

@@ -152,3 +152,10 @@ def test_variables_set_by_earlier_snippets_of_a_page(tmp_path):
         "snippets/b_fill.sh:1:67: unknown template key 'nope' for model 'tensorrt_llm' in TRT-LLM 1.1.0; "
         "fill_template.py fails on keys the template lacks"]
     assert report.notes == []
+
+
+def test_fill_template_key_that_is_part_of_a_real_key():
+    found = check("python3 tools/fill_template.py -i r/tensorrt_llm/config.pbtxt decoupled:true\n")
+    assert found == [(1, 63, "unknown template key 'decoupled' for model 'tensorrt_llm' in TRT-LLM 1.1.0 (did you "
+                             "mean 'decoupled_mode'?); fill_template.py lets it through (it is part of "
+                             "'decoupled_mode') but substitutes nothing")]

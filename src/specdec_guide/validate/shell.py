@@ -592,8 +592,12 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
             if key not in keys:
                 close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
+                # fill_template.py asserts `key in text`: part of a longer key slips through, filling nothing
+                inside = next((k for k in sorted(keys) if key in k), None)
+                why = (f"fill_template.py lets it through (it is part of '{inside}') but substitutes nothing"
+                       if inside else "fill_template.py fails on keys the template lacks")
                 out.append((*pos, f"unknown template key '{key}' for model '{model}' in TRT-LLM {track.id}{hint}; "
-                                  f"fill_template.py fails on keys the template lacks"))
+                                  f"{why}"))
     return out
 
 
