@@ -168,3 +168,16 @@ def _dt(flag: str) -> str:
 
 def _td(flag: str) -> str:
     return f'<td><p><code class="docutils literal notranslate"><span class="pre">{flag}</span></code>'
+
+
+def test_unrecorded_parts_of_the_real_snapshots_are_notes():
+    from specdec_guide.validate import shell
+    from specdec_guide.validate.notes import is_note
+
+    reg = Registry()
+    found, _, _ = shell.check("trtllm-serve disaggregated -c cfg.yaml --request_timeout 5\n", reg.resolve("1.2.1"), reg)
+    assert [(ln, col, is_note(m)) for ln, col, m in found] == [(1, 40, True)]
+    assert shell.check("trtllm-serve disaggregated -c cfg.yaml --request_timeout 5\n", reg.resolve("1.1.0"), reg)[0] == []
+    found, _, _ = shell.check("trtllm-eval --model m\npython3 examples/qwen/convert_checkpoint.py --x 1\n",
+                              reg.resolve("1.1.0"), reg)
+    assert [(ln, is_note(m)) for ln, _, m in found] == [(1, True), (2, True)]
