@@ -13,6 +13,18 @@ well, so nothing recorded goes unchecked. Every fact's ``source:`` points at the
 package and version. triton.yaml is not regenerated (it describes files in the container).
 
 The GPU tier (tests/gpu/test_schema_snapshot.py) calls :func:`regenerate` and :func:`compare`.
+
+Without an installed release, the LLM-API facts can be re-derived from the release's rendered
+source page instead (TensorRT-LLM gh-pages ``<version>/_modules/tensorrt_llm/llmapi/llm_args.html``,
+the page each snapshot names under ``sources.llm_args``):
+
+    python scripts/regen_schema.py --page llm_args.html --check src/specdec_guide/schemas/1.2.1
+
+parses the page (HTML -> Python source -> ``ast``), extracts every pydantic class's fields and
+the ``decoding_type`` table of ``DecodingBaseConfig.from_dict``, prints the page's length and
+SHA-256, and exits 1 when the snapshot and the page disagree. The page is not stored in this
+repository (upstream code), so the test suite runs this only where a copy is provided
+(``SPECDEC_LLM_ARGS_PAGE_<version with underscores>``) and skips, saying so, elsewhere.
 """
 
 from __future__ import annotations
@@ -459,11 +471,105 @@ def compare(recorded: dict, installed: dict) -> list[str]:
     return diffs
 
 
+# ---- the rendered release source page ----------------------------------------------------
+_TAG = re.compile(r"<[^>]+>")
+
+
+def page_source(html_text: str) -> str:
+    """The Python source shown on a Sphinx ``_modules`` page: the highlighted block, tags removed."""
+    import html as html_mod
+
+    start = html_text.find('<div class="highlight"><pre>')
+    end = html_text.find("</pre></div>", start)
+    body = html_text[start:end] if start >= 0 and end > start else html_text
+    body = re.sub(r'<a class="viewcode-back"[^>]*>\[docs\]</a>\n?', "", body)
+    return html_mod.unescape(_TAG.sub("", body))
+
+
+def page_facts(html_text: str) -> dict:
+    """``{"classes": {name: [field, ...]}, "from_dict_keys": {...}, "chars", "sha256"}`` from a page."""
+    import ast
+    import hashlib
+
+    tree = ast.parse(page_source(html_text))
+    classes: dict[str, list[str]] = {}
+    bases: dict[str, list[str]] = {}
+    keys: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        own = []
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                ann = ast.unparse(item.annotation)
+                if not item.target.id.startswith("_") and not ann.startswith("ClassVar"):
+                    own.append(item.target.id)
+            if isinstance(item, ast.FunctionDef) and item.name == "from_dict":
+                for sub in ast.walk(item):
+                    if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Dict) and any(
+                            isinstance(tg, ast.Name) and tg.id == "config_classes" for tg in sub.targets):
+                        for k, v in zip(sub.value.keys, sub.value.values):
+                            if isinstance(k, ast.Constant) and isinstance(v, ast.Name) and node.name == "DecodingBaseConfig":
+                                keys[str(k.value)] = v.id
+        classes[node.name] = own
+
+    def all_fields(name, seen=()):
+        out = []
+        for b in bases.get(name, []):
+            if b in classes and b not in seen:
+                out += [f for f in all_fields(b, (*seen, name)) if f not in out]
+        return out + [f for f in classes.get(name, []) if f not in out]
+
+    data = html_text.encode("utf-8")
+    return {"classes": {n: all_fields(n) for n in classes}, "from_dict_keys": keys,
+            "chars": len(html_text), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def check_page(recorded: dict, facts: dict) -> list[str]:
+    """Differences between a snapshot's llm_api facts and a parsed release page."""
+    diffs = []
+    for cname, spec in (recorded.get("classes") or {}).items():
+        if spec.get("source") != "llm_args" or cname not in facts["classes"]:
+            if spec.get("source") == "llm_args":
+                diffs.append(f"class {cname}: recorded, not defined on the page")
+            continue
+        rf, pf = set((spec.get("fields") or {})), set(facts["classes"][cname])
+        for f in sorted(rf - pf):
+            diffs.append(f"{cname}.{f}: recorded, not a field on the page")
+        for f in sorted(pf - rf):
+            diffs.append(f"{cname}.{f}: a field on the page, not recorded")
+    rk = ((recorded.get("unions") or {}).get("SpeculativeConfig") or {}).get("from_dict_keys") or {}
+    if facts["from_dict_keys"] and rk != facts["from_dict_keys"]:
+        diffs.append(f"decoding_type table: recorded {rk}, page {facts['from_dict_keys']}")
+    src = (recorded.get("sources") or {}).get("llm_args") or {}
+    if src.get("chars") and src["chars"] != facts["chars"]:
+        diffs.append(f"page length: recorded {src['chars']}, page {facts['chars']}")
+    if src.get("sha256") and src["sha256"] != facts["sha256"]:
+        diffs.append(f"page sha256: recorded {src['sha256']}, page {facts['sha256']}")
+    return diffs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="folder to write llm_api.yaml and cli.yaml into")
+    ap.add_argument("out", type=Path, nargs="?", help="folder to write llm_api.yaml and cli.yaml into")
     ap.add_argument("--like", type=Path, help="a recorded snapshot folder whose entries are regenerated too")
+    ap.add_argument("--page", type=Path, help="a saved copy of the release's llm_args.html (no install needed)")
+    ap.add_argument("--check", type=Path, help="with --page: the snapshot folder to compare against")
     args = ap.parse_args(argv)
+    if args.page:
+        facts = page_facts(args.page.read_text(encoding="utf-8"))
+        print(f"{args.page}: {facts['chars']} chars, sha256 {facts['sha256']}, {len(facts['classes'])} classes")
+        if not args.check:
+            print(yaml.safe_dump({"classes": facts["classes"], "from_dict_keys": facts["from_dict_keys"]},
+                                 sort_keys=False, width=110))
+            return 0
+        diffs = check_page(yaml.safe_load((args.check / "llm_api.yaml").read_text()) or {}, facts)
+        for d in diffs:
+            print(f"  differs: {d}")
+        return 1 if diffs else 0
+    if args.out is None:
+        ap.error("give an output folder, or --page")
     facts = regenerate(args.like)
     args.out.mkdir(parents=True, exist_ok=True)
     for part, data in facts.items():
