@@ -67,7 +67,7 @@ def test_draft_target_takes_the_1_1_0_draft_model_key_only(tmp_path):
           max_draft_len: 3
           speculative_model: /d
         """)
-    assert msg.startswith("model.yaml:3:3: missing required key 'speculative_config.speculative_model_dir'"), msg
+    assert msg.startswith("model.yaml:3:3: DraftTargetDecodingConfig needs 'speculative_config.speculative_model_dir'"), msg
 
 
 def test_unknown_decoding_type_points_at_the_value(tmp_path):
@@ -123,7 +123,7 @@ def test_mtp_and_class_literal_spellings(tmp_path):
     "body, where, reason",
     [
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n", "3:3",
-         "missing required key 'speculative_config.max_matching_ngram_size'"),
+         "NGramDecodingConfig needs 'speculative_config.max_matching_ngram_size'"),
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 0\n"
          "  max_matching_ngram_size: 2\n", "4:18", "'speculative_config.max_draft_len' must be > 0"),
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
@@ -132,7 +132,7 @@ def test_mtp_and_class_literal_spellings(tmp_path):
         ("model: /t\nspeculative_config:\n  decoding_type: NGram\n  max_draft_len: 4\n"
          "  max_matching_ngram_size: 2\n  prompt_lookup_num_tokens: 4\n", "6:3", "unknown key"),
         ("model: /t\nspeculative_config:\n  decoding_type: DraftTarget\n  max_draft_len: 4\n", "3:3",
-         "missing required key 'speculative_config.speculative_model_dir'"),
+         "DraftTargetDecodingConfig needs 'speculative_config.speculative_model_dir'"),
         ("model: /t\nmax_tokens: 32\n", "2:1", "unknown key 'max_tokens'"),
         ("model: /t\nmodel: /u\n", "2:1", "duplicate key 'model'"),
         ("backend: pytorch\n", "1:1", "missing required key 'model'"),

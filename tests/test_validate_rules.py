@@ -106,11 +106,15 @@ def test_snapshot_facts_name_their_source(track):
             assert member in snap["classes"], f"{track} union {name}: member {member} not described"
 
 
-def test_121_rules_come_from_the_release_source():
-    """1.2.1 was read in full from its release page: no class, field or rule there is unconfirmed
-    except SamplingParams (another page) and the inherited module/interface notes."""
-    snap = Registry(SCHEMAS).resolve("1.2.1").llm_api
-    assert snap["sources"]["llm_args"]["commit"] == "58fb435eacc402f3bd177e60f592c955d2b0719d"
+RELEASE_PAGES = {"1.1.0": "8660c119a1f9be58cb574b8895f60bdb2e2c40ec", "1.2.1": "58fb435eacc402f3bd177e60f592c955d2b0719d"}
+
+
+@pytest.mark.parametrize("track", sorted(RELEASE_PAGES))
+def test_llm_args_facts_come_from_the_release_page(track):
+    """Both llm_args pages were read from the release's gh-pages copy: no class, field or rule taken
+    from them is unconfirmed; SamplingParams (another page) keeps its own marks."""
+    snap = Registry(SCHEMAS).resolve(track).llm_api
+    assert snap["sources"]["llm_args"]["commit"] == RELEASE_PAGES[track]
     for name, cls in snap["classes"].items():
         if name == "SamplingParams":
             continue
@@ -119,3 +123,4 @@ def test_121_rules_come_from_the_release_source():
             assert rule["source"] == "llm_args" and not rule.get("unconfirmed"), (name, rule["id"])
     keys = snap["unions"]["SpeculativeConfig"]["from_dict_keys"]
     assert "Eagle3" not in keys and "Draft_Target" not in keys and "DraftTarget" in keys
+    assert ("SaveState" in keys) == (track == "1.2.1")
