@@ -105,15 +105,14 @@ class FieldChecker:
             out = self._bounds(spec, val, where) + field_rules(self.track, spec, val, where)
         return out
 
-    @staticmethod
-    def _bounds(spec: dict, v: PVal, where: str) -> list[Finding]:
+    def _bounds(self, spec: dict, v: PVal, where: str) -> list[Finding]:
         if v.kind != "scalar" or v.tag not in ("int", "float"):
             return []
         x = v.value
         for op, ok, sym in (("gt", lambda a, b: a > b, ">"), ("ge", lambda a, b: a >= b, ">="),
                             ("lt", lambda a, b: a < b, "<"), ("le", lambda a, b: a <= b, "<=")):
             if op in spec and spec[op] is not None and not ok(x, spec[op]):
-                at = f" (TRT-LLM rule: {spec['at']})" if spec.get("at") else ""
+                at = f" (TRT-LLM {self.track.id}: {spec['at']})" if spec.get("at") else ""
                 return [(v.line, v.col, f"'{where}' must be {sym} {spec[op]} (got {x}){at}")]
         return []
 

@@ -7,7 +7,7 @@ enforces it (``at:``), so the same code checks a model.yaml key and an ``LLM(...
   case-insensitively, as ``load_format`` is); ``gt``/``ge``/``lt``/``le`` stay in :mod:`fields`;
 * class ``rules:`` of kind ``requires`` (fields that must be set, optionally to a positive
   number), ``backend`` (the backends a decoding config supports), ``cuda_graph_batch_sizes``,
-  ``exclusive``, ``when_nonneg`` and ``requires_value``.
+  ``exclusive``, ``when_nonneg``, ``not_less_than`` and ``requires_value``.
 
 Findings are ``(line, col, message)``; a value we cannot read (a Python expression) is skipped.
 """
@@ -134,6 +134,15 @@ def class_rules(checker, cls_name: str, cls: dict, v: PVal, where: str, require:
                         val = v.get(name)
                         out.append((val.line, val.col, f"'{_where(where, name)}' must be >= 0 when "
                                                        f"{', '.join(f'{k}: {w}' for k, w in when.items())}{src}"))
+        elif kind == "not_less_than":
+            # best_of >= n: an unset field takes its `defaults_to` field's value, as upstream does
+            a, b = _num(v.get(rule.get("field"))), _num(v.get(rule.get("other")))
+            if b is None and v.get(rule.get("other")) is None:
+                b = rule.get("other_default")
+            if a is not None and b is not None and a < b:
+                val = v.get(rule.get("field"))
+                out.append((val.line, val.col, f"'{_where(where, rule['field'])}' ({a}) must not be less than "
+                                               f"'{_where(where, rule['other'])}' ({b}){src}"))
         elif kind == "requires_value":
             name = rule.get("field")
             val = v.get(name)
