@@ -17,15 +17,33 @@ regen = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(regen)
 
 
-def test_page_parser_reads_fields_and_decoding_table():
+def test_page_parser_reads_fields_types_and_decoding_table():
     facts = regen.page_facts((ROOT / "tests" / "fixtures" / "regen" / "mini_llm_args.html").read_text())
-    assert facts["classes"]["ToyDecodingConfig"] == ["max_draft_len", "toy_size"]  # inherited + own, no ClassVar/private
+    toy = facts["classes"]["ToyDecodingConfig"]
+    assert list(toy) == ["max_draft_len", "toy_size", "policy", "mode", "path"]  # inherited first; no ClassVar/private
+    assert toy["max_draft_len"] == {"type": "int | null", "default": None}
+    assert toy["toy_size"] == {"type": "int", "default": 2, "gt": 0}
+    assert toy["policy"] == {"type": "literal[FAST, SAFE]"}  # an enum member default is not a literal: left out
+    assert toy["mode"] == {"type": "literal[a, b]", "default": "a"}
+    assert toy["path"] == {"type": "str", "required": True}
     assert facts["from_dict_keys"] == {"Toy": "ToyDecodingConfig"}
-    recorded = {"classes": {"ToyDecodingConfig": {"source": "llm_args", "fields": {"max_draft_len": {}, "toy_len": {}}}},
-                "unions": {"SpeculativeConfig": {"from_dict_keys": {"Toy": "ToyDecodingConfig"}}}}
-    diffs = regen.check_page(recorded, facts)
-    assert diffs == ["ToyDecodingConfig.toy_len: recorded, not a field on the page",
-                     "ToyDecodingConfig.toy_size: a field on the page, not recorded"]
+
+
+def test_page_check_reports_each_kind_of_difference():
+    facts = regen.page_facts((ROOT / "tests" / "fixtures" / "regen" / "mini_llm_args.html").read_text())
+    recorded = {"classes": {"ToyDecodingConfig": {"source": "llm_args", "fields": {
+                    "max_draft_len": {"type": "int | null", "default": None},
+                    "toy_size": {"type": "float", "default": 3},
+                    "policy": {"type": "literal[FAST, SAFE]"}, "mode": {"type": "literal[a, b]", "default": "a"},
+                    "path": {"type": "str", "required": True}, "toy_len": {"type": "int"}}}},
+                "unions": {"SpeculativeConfig": {"from_dict_keys": {"Toy": "ToyDecodingConfig", "Old": "X"}}}}
+    assert regen.check_page(recorded, facts) == [
+        "ToyDecodingConfig.toy_len: recorded, not a field on the page",
+        "ToyDecodingConfig.toy_size: type recorded 'float', page 'int'",
+        "ToyDecodingConfig.toy_size: default recorded 3, page 2",
+        "ToyDecodingConfig.toy_size: gt recorded None, page 0",
+        "decoding_type table: recorded {'Toy': 'ToyDecodingConfig', 'Old': 'X'}, page {'Toy': 'ToyDecodingConfig'}",
+    ]
 
 
 @pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
