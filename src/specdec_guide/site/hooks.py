@@ -3,6 +3,8 @@
 - ``speculative_decoding/verification.md`` is generated at build time from
   ``specdec-guide coverage``, so the page that tells readers how each snippet is verified
   can never drift from the checks that really run.
+- ``speculative_decoding/versions.md``: its LLM-API tables (``decoding_type`` spellings, draft-model
+  key, rule counts) are rendered from the schema snapshots (:mod:`specdec_guide.site.version_tables`).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
   ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
   notebook declares).
@@ -25,6 +27,12 @@ def on_files(files, config):
     root = Path(config["config_file_path"]).parent
     files.append(File.generated(config, VERIFICATION_PAGE, content=markdown_page(root)))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    from specdec_guide.site.version_tables import expand
+
+    return expand(markdown)
 
 
 def _banner(meta: dict) -> str:
