@@ -318,6 +318,15 @@ def _help_flags(argv: list[str]) -> list[str] | None:
     return sorted(set(_FLAG.findall(text)) - {"-h", "--help"})
 
 
+def _script_facts(entry: dict) -> dict | None:
+    """Flags of a recorded example script, read from its ``--help`` where the container has it."""
+    path = entry.get("container_path") or entry.get("path")
+    if not path or not Path(path).is_file():
+        return None
+    flags = _help_flags([sys.executable, str(path)])
+    return {"flags": flags} if flags is not None else None
+
+
 def cli_facts(recorded: dict | None = None) -> dict:
     trtllm = import_trtllm()
     from importlib import metadata
@@ -349,11 +358,13 @@ def cli_facts(recorded: dict | None = None) -> dict:
                 flags = _help_flags([name])
                 facts = {"flags": flags} if flags is not None else None
         elif name.endswith(".py"):
-            path = ((recorded.get("commands") or {}).get(name) or {}).get("container_path") or \
-                   ((recorded.get("commands") or {}).get(name) or {}).get("path")
-            if path and Path(path).is_file():
-                flags = _help_flags([sys.executable, str(path)])
-                facts = {"flags": flags} if flags is not None else None
+            entry = (recorded.get("commands") or {}).get(name) or {}
+            if entry.get("variants"):
+                # One script per model family (convert_checkpoint.py): ask each variant's own copy.
+                variants = {v: _script_facts(ve) for v, ve in entry["variants"].items()}
+                facts = {"variants": {v: f for v, f in variants.items() if f is not None}}
+            else:
+                facts = _script_facts(entry)
         if facts is not None:
             default = ((recorded.get("commands") or {}).get(name) or {}).get("default_subcommand")
             if default and default in facts.get("subcommands", {}):
@@ -462,6 +473,12 @@ def compare(recorded: dict, installed: dict) -> list[str]:
             diffs.append(f"command {cname}: recorded, not found in the installed release")
             continue
         flags_diff(cname, rc, ic)
+        for vname, rv in ((rc or {}).get("variants") or {}).items():
+            iv = (ic.get("variants") or {}).get(vname)
+            if iv is None:
+                diffs.append(f"command {cname} ({vname}): recorded, not found in the installed release")
+            else:
+                flags_diff(f"{cname} ({vname})", rv, iv)
         for sname, rs in ((rc or {}).get("subcommands") or {}).items():
             is_ = (ic.get("subcommands") or {}).get(sname)
             if is_ is None:

@@ -55,3 +55,16 @@ def test_snapshot_matches_release_page(track):
                     "(not stored here: upstream code; this machine has no network)")
     snap = yaml.safe_load((ROOT / "src" / "specdec_guide" / "schemas" / track / "llm_api.yaml").read_text())
     assert regen.check_page(snap, regen.page_facts(Path(page).read_text())) == []
+
+
+def test_compare_reads_per_family_script_variants():
+    """convert_checkpoint.py is recorded as one entry per model family: the GPU-tier comparison
+    must compare each family's flags, not report the script as missing."""
+    recorded = {"cli": {"commands": {"convert_checkpoint.py": {"variants": {
+        "llama": {"flags": ["--model_dir", "--dtype"]}, "eagle": {"flags": ["--model_dir"]}}}}}}
+    installed = {"cli": {"commands": {"convert_checkpoint.py": {"variants": {
+        "llama": {"flags": ["--model_dir", "--dtype", "--tp_size"]}}}}}}
+    assert regen.compare(recorded, installed) == [
+        "convert_checkpoint.py (llama): flag --tp_size accepted by the installed release, not recorded",
+        "command convert_checkpoint.py (eagle): recorded, not found in the installed release",
+    ]
