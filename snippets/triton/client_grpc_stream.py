@@ -1,7 +1,8 @@
 """Stream one generation over gRPC with tritonclient. Needs a decoupled model (the templates are).
 
-Each response is printed as one JSON line; the last one also carries the speculative-decoding
-counters because the request sets sampling_param_return_perf_metrics.
+Each response is printed as one JSON line. Its text_output is the whole text so far (not only the
+new piece), and because the request sets sampling_param_return_perf_metrics every response carries
+the speculative-decoding counters so far, as strings, as TensorRT-LLM's llmapi model sends them.
 """
 
 import json
@@ -11,7 +12,7 @@ import queue
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-URL = os.environ.get("TRITON_GRPC", "localhost:8001")
+URL = "localhost:" + os.environ.get("TRITON_GRPC_PORT", "8001")
 MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
 PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
 
@@ -44,9 +45,8 @@ try:
         row = {}
         for name in ("text_output",) + METRICS:
             value = result.as_numpy(name)
-            if value is not None:  # the llmapi model sends metrics as strings
-                item = value.reshape(-1)[0]
-                row[name] = item.decode() if isinstance(item, bytes) else item.item()
+            if value is not None:  # every output of the llmapi model arrives as bytes
+                row[name] = value.reshape(-1)[0].decode()
         if row:
             print(json.dumps(row))
         if result.get_response().parameters["triton_final_response"].bool_param:

@@ -1,8 +1,7 @@
 """One request with tritonclient over HTTP (Triton's /infer endpoint).
 
-Triton answers /infer and gRPC ModelInfer only for models that are NOT decoupled; a decoupled
-model (the templates' default, needed for streaming) gets "501 HTTP end point doesn't support
-models with decoupled transaction policy". Render with `--decoupled false` for this client.
+Triton answers /infer only for models that are NOT decoupled (render with --decoupled false);
+a decoupled model gets "501 HTTP end point doesn't support models with decoupled transaction policy".
 """
 
 import os
@@ -10,7 +9,7 @@ import os
 import numpy as np
 import tritonclient.http as httpclient
 
-URL = os.environ.get("TRITON_HTTP", "localhost:8000")
+URL = "localhost:" + os.environ.get("TRITON_HTTP_PORT", "8000")
 MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
 PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
 
@@ -31,6 +30,5 @@ result = client.infer(MODEL, [
 print("text_output:", result.as_numpy("text_output")[0].decode())
 for name in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"):
     value = result.as_numpy(name)
-    if value is not None:  # the llmapi model sends metrics as strings
-        item = value.reshape(-1)[0]
-        print(f"{name}:", item.decode() if isinstance(item, bytes) else item)
+    if value is not None:  # the llmapi model sends the counters as strings (bytes here)
+        print(f"{name}:", value.reshape(-1)[0].decode())

@@ -1,5 +1,5 @@
 # The same request, asking for the per-request speculative-decoding counters as well.
-curl -sS --fail-with-body -X POST "http://${TRITON_HTTP:-localhost:8000}/v2/models/tensorrt_llm/generate" \
+curl -sS --fail-with-body -X POST "http://localhost:${TRITON_HTTP_PORT:-8000}/v2/models/tensorrt_llm/generate" \
   -H 'Content-Type: application/json' \
   -d '{
         "text_input": "The quick brown fox jumps over the lazy dog. The quick brown",

@@ -1,6 +1,6 @@
-# Streaming: one server-sent event ("data: {...}") per new piece of text. Needs a decoupled model
-# (triton_config.decoupled: true in model.yaml) and "streaming": true in the request.
-curl -sS --fail-with-body -N -X POST "http://${TRITON_HTTP:-localhost:8000}/v2/models/tensorrt_llm/generate_stream" \
+# Streaming: server-sent events ("data: {...}"), each holding the whole text so far, not only
+# the new piece. Needs a decoupled model and "streaming": true in the request.
+curl -sS --fail-with-body -N -X POST "http://localhost:${TRITON_HTTP_PORT:-8000}/v2/models/tensorrt_llm/generate_stream" \
   -H 'Content-Type: application/json' \
   -d '{
         "text_input": "The quick brown fox jumps over the lazy dog. The quick brown",
