@@ -256,10 +256,14 @@ def test_render_user_provided_snippet_makes_a_valid_self_contained_repository(tm
     import sys
 
     env = dict(os.environ, TARGET=str(tiny_models[0]),
-               DRAFTER_FILE=str(ROOT / "snippets/drafters/prompt_lookup_drafter.py"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run(["bash", "-e", str(ROOT / "snippets/triton/render_user_provided.sh")], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "snippets").symlink_to(ROOT / "snippets")  # the page's cp reads ../snippets/
+    for snippet in ("snippets/drafters/copy_drafter.sh", "snippets/triton/render_user_provided.sh"):
+        done = subprocess.run(["bash", "-e", str(ROOT / snippet)], cwd=tmp_path / "scratch",
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    tmp_path = tmp_path / "scratch"
     assert done.returncode == 0, done.stderr
     model_dir = tmp_path / "repo_user_provided/tensorrt_llm/1"
     config = yaml.safe_load((model_dir / "model.yaml").read_text())
