@@ -38,6 +38,11 @@ def test_every_page_with_shell_commands_is_walked_or_says_why_not():
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("page", pagewalk.WALKED_PAGES)
 def test_page_walk(page):
+    from specdec_guide.models import smollm2
+
+    # Fetched before the walk (once per machine), so the page's `models fetch` prints the cached
+    # form that the page shows; the download itself is tested in test_models_smollm2.py.
+    smollm2.ensure_checkpoint()
     result = pagewalk.walk(page)
     print(f"{page}: {len(result.steps)} steps in {result.seconds:.0f}s")
     for step, fresh in zip(result.steps, result.outputs):

@@ -32,12 +32,14 @@ DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
 SPECULATIVE = ("ngram", "draft_target", "user_provided")
 # Repetitive and non-repetitive prompts: lookup-based drafters hit on the first kind only.
 PROMPTS = [
+    # The snippets' prompt: SmolLM2's chat template around a question.
+    "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
     "The quick brown fox jumps over the lazy dog. The quick brown",
     "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n",
     "Q: What is speculative decoding?\nA:",
     "abc abc abc abc abc",
 ]
-MAX_TOKENS = 24
+MAX_TOKENS = 32  # as the snippets ask
 
 
 @pytest.fixture(scope="module")
@@ -364,12 +366,12 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def test_page_flow_tiny_models_render_serve_generate(server, tmp_path):
-    """tiny_models.sh, render.sh, serve.sh, generate.sh in a fresh folder, exactly as the guide's
-    page shows them (only the ports are moved, through the environment)."""
-    env = dict(os.environ, SPECDEC_ENGINE_THREADS="1")
-    env.pop("TARGET", None)
-    for snippet in ("tiny_models.sh", "render.sh"):
+def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_models):
+    """render.sh, serve.sh, generate.sh in a fresh folder as the guide's page shows them, on the
+    tiny target (TARGET) to stay fast; only the ports are moved, through the environment.
+    (tests/test_page_walk.py follows the whole page on the real model.)"""
+    env = dict(os.environ, SPECDEC_ENGINE_THREADS="1", TARGET=str(tiny_models[0]))
+    for snippet in ("render.sh",):
         done = subprocess.run(["bash", "-e", str(SNIPPETS / snippet)], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, f"{snippet}: {done.stderr}"

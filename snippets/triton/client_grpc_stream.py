@@ -14,7 +14,8 @@ import tritonclient.grpc as grpcclient
 
 URL = "localhost:" + os.environ.get("TRITON_GRPC_PORT", "8001")
 MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
-PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
+# The chat template of SmolLM2 (the llmapi model passes text_input as it is).
+PROMPT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
 
 
 def scalar(name, value, triton_type, np_type):
@@ -26,7 +27,7 @@ def scalar(name, value, triton_type, np_type):
 inputs = [
     scalar("text_input", PROMPT.encode(), "BYTES", np.object_),
     scalar("streaming", True, "BOOL", np.bool_),
-    scalar("sampling_param_max_tokens", 24, "INT32", np.int32),
+    scalar("sampling_param_max_tokens", 32, "INT32", np.int32),
     scalar("sampling_param_exclude_input_from_output", True, "BOOL", np.bool_),
     scalar("sampling_param_return_perf_metrics", True, "BOOL", np.bool_),
 ]

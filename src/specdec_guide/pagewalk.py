@@ -214,6 +214,7 @@ def _stop_tree(proc: subprocess.Popen, state: Path) -> None:
 # -- stored outputs ------------------------------------------------------------------------------
 _MASKS = (
     (re.compile(r"ready in \d+(\.\d+)?s"), "ready in …s"),
+    (re.compile(r"(\[models fetch\] .*\bin )\d+(\.\d+)? s"), r"\1… s"),
     (re.compile(r"specdec-triton-specdec\d+x[0-9a-f]+_\w*"), "specdec-triton-…"),
     (re.compile(r'("\w+_time_ns":\s*)"\d+"'), r'\1"…"'),
     (re.compile(r"(\w+_time_ns: )\d+"), r"\1…"),
@@ -225,6 +226,7 @@ def mask(text: str, ports: dict[str, int], clone: Path) -> str:
     for var, port in ports.items():
         text = re.sub(rf"(?<=[:=]){port}\b", str(DEFAULT_PORTS[var]), text)
     text = text.replace(str(clone), "~/guide").replace(str(clone.resolve()), "~/guide")
+    text = text.replace(str(Path.home()) + "/", "~/")
     for pattern, repl in _MASKS:
         text = pattern.sub(repl, text)
     return text
