@@ -11,8 +11,10 @@ unless ``sampling_param_exclude_input_from_output``; streaming needs decoupled m
 streamed response carries the text so far; finish/stop reasons are sent as strings when asked.
 
 The response format follows the llmapi ``model.py`` read at TensorRT-LLM commit b35ac1b6 (main,
-version 1.2.0rc2) and again at 044a90d2 (2026): identical ``_create_response`` in both, so the same
-for 1.2.1; the 1.1.0 release commit could not be read (schemas/1.1.0/triton.yaml says why):
+version 1.2.0rc2, before 1.2.1) and again at 044a90d2 (2026): identical ``_create_response`` in
+both. The perf-metric outputs came with TensorRT-LLM PR #5554 (merged 2025-06-27, before 1.1.0;
+its example response shows string values). The 1.1.0 and 1.2.1 release commits themselves could
+not be read (schemas/1.1.0/triton.yaml says why), so nothing here differs per release:
 - ``text_output`` is ``CompletionOutput.text``, the whole text generated so far, in every streamed
   response (cumulative, not a delta: a client that concatenates events duplicates text);
 - with ``sampling_param_return_perf_metrics`` every response, each streamed one included, carries
