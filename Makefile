@@ -14,7 +14,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv serve build test test-gpu notebooks lock clean
+.PHONY: venv serve build test test-gpu notebooks outputs lock clean
 
 # Re-install only when the dependency pins change.
 $(STAMP): pyproject.toml constraints.txt
@@ -50,6 +50,9 @@ test-gpu:  ## the GPU tier: needs an NVIDIA GPU and tensorrt_llm (run it inside 
 notebooks: venv  ## sync the jupytext pairs and re-run the CPU notebooks, storing their outputs
 	$(BIN)/python -m specdec_guide.notebooks sync
 	$(BIN)/python -m specdec_guide.notebooks run
+
+outputs: venv  ## follow the walked pages in a fresh shell and store what their commands print
+	$(BIN)/python -m specdec_guide.pagewalk write
 
 lock: venv  ## refresh constraints.txt from the current venv
 	$(BIN)/python -m pip freeze --exclude-editable --exclude specdec-guide > constraints.txt

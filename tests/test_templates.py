@@ -124,9 +124,34 @@ def test_render_keeps_hub_names_and_makes_local_paths_absolute(tmp_path, monkeyp
     out = _render(tmp_path, model="TinyLlama/TinyLlama-1.1B-Chat-v1.0")
     assert yaml.safe_load((out / "1/model.yaml").read_text())["model"] == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
     (tmp_path / "local").mkdir()
+    (tmp_path / "local/config.json").write_text("{}")
     monkeypatch.chdir(tmp_path)
     out = templates.render("ngram", "local", out=tmp_path / "repo2")
     assert yaml.safe_load((out / "1/model.yaml").read_text())["model"] == str(tmp_path / "local")
+
+
+def test_render_checks_local_model_paths_and_notes_hub_names(tmp_path, monkeypatch, capsys):
+    """Issue 12 item 6: a mistyped path fails at render time, not 8 s into the server's start."""
+    (tmp_path / "models/target").mkdir(parents=True)
+    (tmp_path / "models/target/config.json").write_text("{}")
+    (tmp_path / "models/empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for model, message in (("models/targt", "--model models/targt: no such directory (models holds: empty, target)"),
+                           ("./nowhere", "--model ./nowhere: no such directory"),
+                           (str(tmp_path / "a/b/c"), "no such directory"),
+                           ("models/empty", "--model models/empty: no config.json there")):
+        with pytest.raises(UserError) as err:
+            templates.render("ngram", model, out=tmp_path / "repo")
+        assert message in str(err.value) and "\n" not in str(err.value), err.value
+        assert not (tmp_path / "repo").exists()
+    with pytest.raises(UserError, match="--draft-model models/draf: no such directory"):
+        templates.render("draft_target", "models/target", out=tmp_path / "repo", draft_model="models/draf")
+    capsys.readouterr()
+    templates.render("ngram", "HuggingFaceTB/SmolLM2-135M-Instruct", out=tmp_path / "repo")
+    assert "not a local path; the CPU engine (transformers) will resolve it as a Hugging Face model name" in (
+        capsys.readouterr().err)
+    templates.render("ngram", "models/target", out=tmp_path / "repo", force=True)
+    assert capsys.readouterr().err == ""
 
 
 def test_render_options_name_batch_size_decoupled(tmp_path):
@@ -231,10 +256,14 @@ def test_render_user_provided_snippet_makes_a_valid_self_contained_repository(tm
     import sys
 
     env = dict(os.environ, TARGET=str(tiny_models[0]),
-               DRAFTER_FILE=str(ROOT / "snippets/drafters/prompt_lookup_drafter.py"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run(["bash", "-e", str(ROOT / "snippets/triton/render_user_provided.sh")], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "snippets").symlink_to(ROOT / "snippets")  # the page's cp reads ../snippets/
+    for snippet in ("snippets/drafters/copy_drafter.sh", "snippets/triton/render_user_provided.sh"):
+        done = subprocess.run(["bash", "-e", str(ROOT / snippet)], cwd=tmp_path / "scratch",
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    tmp_path = tmp_path / "scratch"
     assert done.returncode == 0, done.stderr
     model_dir = tmp_path / "repo_user_provided/tensorrt_llm/1"
     config = yaml.safe_load((model_dir / "model.yaml").read_text())

@@ -2,7 +2,7 @@
 
 One server serves every runnable method for the whole module (model start-up imports torch in
 each stub, so servers are expensive on 2 cores). The guide's snippet files under snippets/triton/
-are executed as they are, with TRITON_HTTP / TRITON_GRPC pointing at this server.
+are executed as they are, with TRITON_HTTP_PORT / TRITON_GRPC_PORT pointing at this server.
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
 SPECULATIVE = ("ngram", "draft_target", "user_provided")
 # Repetitive and non-repetitive prompts: lookup-based drafters hit on the first kind only.
 PROMPTS = [
+    # The snippets' prompt: SmolLM2's chat template around a question.
+    "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
     "The quick brown fox jumps over the lazy dog. The quick brown",
     "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n",
     "Q: What is speculative decoding?\nA:",
     "abc abc abc abc abc",
 ]
-MAX_TOKENS = 24
+MAX_TOKENS = 32  # as the snippets ask
+GENERATE_SH_PROMPT = PROMPTS[0].replace("France", "Germany")  # generate.sh asks another question
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,8 @@ def server(tmp_path_factory, tiny_models):
     templates.render("baseline", name="baseline_sync", decoupled=False, **render)
     # Five model processes share 2 cores: one torch thread each, or they spin against each other
     # (measured: 32x10 requests took 59 s with 2 threads per model, 3 s with 1).
-    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
+    # Five models load at once: on 2 busy shared cores that took up to 175 s (measured).
+    srv = TritonServer(repo, timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"})
     try:
         yield srv.start()
         pid = srv.proc.pid
@@ -90,7 +94,7 @@ def _metric(response: dict, name: str) -> float:
 def _run_snippet(server, name: str, **env) -> str:
     path = SNIPPETS / name
     cmd = ["bash", "-e", str(path)] if path.suffix == ".sh" else [sys.executable, str(path)]
-    env = dict(os.environ, TRITON_HTTP=server.http_address, TRITON_GRPC=server.grpc_address, **env)
+    env = dict(os.environ, TRITON_HTTP_PORT=str(server.http_port), TRITON_GRPC_PORT=str(server.grpc_port), **env)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
@@ -105,13 +109,15 @@ def test_health_snippet(server):
 def test_generate_snippet(server):
     out = json.loads(_run_snippet(server, "generate.sh"))
     assert out["model_name"] == "tensorrt_llm"
-    expected = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
+    expected = generate(server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
     assert out["text_output"] == expected and expected
 
 
 def test_generate_metrics_snippet_on_the_baseline_reports_no_drafts(server):
     out = json.loads(_run_snippet(server, "generate_metrics.sh"))
     assert _metric(out, "total_draft_tokens") == 0 and _metric(out, "total_accepted_draft_tokens") == 0
+    # As TensorRT-LLM's llmapi model sends them: text_output's dtype, so JSON strings.
+    assert all(isinstance(out[k], str) for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"))
 
 
 def test_generate_stream_snippet_sends_events_that_add_up_to_generate(server):
@@ -132,7 +138,7 @@ def test_tritonclient_http_snippet_needs_a_non_decoupled_model(server):
     assert f"text_output: {expected}\n" in out
     # The same client against a decoupled model: Triton refuses /infer, as the snippet says.
     done = subprocess.run([sys.executable, str(SNIPPETS / "client_http.py")], capture_output=True, text=True,
-                          env=dict(os.environ, TRITON_HTTP=server.http_address), timeout=60)
+                          env=dict(os.environ, TRITON_HTTP_PORT=str(server.http_port)), timeout=60)
     assert done.returncode != 0 and "doesn't support models with decoupled transaction policy" in done.stderr
 
 
@@ -142,7 +148,12 @@ def test_tritonclient_grpc_stream_snippet(server):
         assert len(rows) > 1
         final = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
         assert rows[-1]["text_output"] == final
-        assert {"total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"} <= set(rows[-1])
+        assert all(final.startswith(row["text_output"]) for row in rows)  # cumulative, not deltas
+        counters = ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")
+        # Every row carries the counters so far, as strings, and they never go down.
+        assert all(isinstance(row[k], str) for row in rows for k in counters), rows
+        drafted = [int(row["total_draft_tokens"]) for row in rows]
+        assert drafted == sorted(drafted)
 
 
 def test_tritonclient_grpc_unary_on_the_non_decoupled_model(server):
@@ -357,19 +368,18 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def test_page_flow_tiny_models_render_serve_generate(server, tmp_path):
-    """tiny_models.sh, render.sh, serve.sh, generate.sh in a fresh folder, exactly as the guide's
-    page shows them (only the ports are moved, through the environment)."""
-    env = dict(os.environ, SPECDEC_ENGINE_THREADS="1")
-    env.pop("TARGET", None)
-    for snippet in ("tiny_models.sh", "render.sh"):
+def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_models):
+    """render.sh, serve.sh, generate.sh in a fresh folder as the guide's page shows them, on the
+    tiny target (TARGET) to stay fast; only the ports are moved, through the environment.
+    (tests/test_page_walk.py follows the whole page on the real model.)"""
+    env = dict(os.environ, SPECDEC_ENGINE_THREADS="1", TARGET=str(tiny_models[0]))
+    for snippet in ("render.sh",):
         done = subprocess.run(["bash", "-e", str(SNIPPETS / snippet)], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, f"{snippet}: {done.stderr}"
     assert (tmp_path / "repo_ngram/tensorrt_llm/1/model.yaml").is_file()
     http, grpc, metrics = free_ports(3)
-    env.update(SPECDEC_TRITON_HTTP_PORT=str(http), SPECDEC_TRITON_GRPC_PORT=str(grpc),
-               SPECDEC_TRITON_METRICS_PORT=str(metrics))
+    env.update(TRITON_HTTP_PORT=str(http), TRITON_GRPC_PORT=str(grpc), TRITON_METRICS_PORT=str(metrics))
     proc = subprocess.Popen(["bash", "-e", str(SNIPPETS / "serve.sh")], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     tree: list[int] = []
@@ -381,10 +391,10 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path):
                 break
         assert f"http://127.0.0.1:{http}" in "".join(seen), "".join(seen) + proc.stderr.read()
         out = subprocess.run(["bash", "-e", str(SNIPPETS / "generate.sh")], capture_output=True, text=True,
-                             env=dict(os.environ, TRITON_HTTP=f"127.0.0.1:{http}"), timeout=60)
+                             env=dict(os.environ, TRITON_HTTP_PORT=str(http)), timeout=60)
         assert out.returncode == 0, out.stderr
         # NGram behind the name tensorrt_llm: greedy, so the baseline's text exactly.
-        assert json.loads(out.stdout)["text_output"] == generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
+        assert json.loads(out.stdout)["text_output"] == generate(server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
         tree = _descendants(proc.pid)  # `triton up`, tritonserver, the model's stub
         assert len(tree) >= 3
     finally:

@@ -187,7 +187,7 @@ def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
                 break
         text = "".join(lines)
         assert f"HTTP     http://127.0.0.1:{http}" in text and f"gRPC     127.0.0.1:{grpc}" in text, text + proc.stderr.read()
-        env = dict(os.environ, TRITON_HTTP=f"127.0.0.1:{http}")
+        env = dict(os.environ, TRITON_HTTP_PORT=str(http))
         health = subprocess.run(["bash", "-e", ROOT / "snippets/triton/health.sh"], env=env, capture_output=True, text=True, timeout=30)
         assert health.returncode == 0 and "server ready" in health.stdout and "model ready" in health.stdout, health
         server_pids = _descendants(proc.pid)
@@ -244,3 +244,44 @@ def test_cli_triton_up_refuses_a_busy_port(tmp_path):
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert err.strip() == f"specdec-guide triton: port {busy} on 127.0.0.1 is in use (--grpc-port)"
+
+
+def test_restart_on_the_same_ports_right_after_stop_is_not_refused(tmp_path):
+    """Issue 12 item 3: a port whose connections sit in TIME_WAIT binds for tritonserver, so the
+    launcher must not call it busy (a probe without SO_REUSEADDR did, for about a minute)."""
+    repo = _echo_repo(tmp_path)
+    http, grpc, metrics = free_ports(3)
+    with serve(repo, http_port=http, grpc_port=grpc, metrics_port=metrics) as srv:
+        # A client connection that the server side closes leaves the server's end in TIME_WAIT.
+        with urllib.request.urlopen(f"{srv.http_url}/v2/health/ready", timeout=10) as r:
+            assert r.status == 200
+    time_wait = subprocess.run(["ss", "-tan", f"sport = :{http}"], capture_output=True, text=True)
+    with serve(repo, http_port=http, grpc_port=grpc, metrics_port=metrics) as srv:
+        with urllib.request.urlopen(f"{srv.http_url}/v2/health/ready", timeout=10) as r:
+            assert r.status == 200, time_wait.stdout
+
+
+def test_triton_up_reads_the_pages_port_variables(tmp_path):
+    """One set of port variables: TRITON_HTTP_PORT etc. move `triton up` and the snippets alike."""
+    repo = _echo_repo(tmp_path / "repo")
+    http, grpc, metrics = free_ports(3)
+    env = dict(os.environ, TRITON_HTTP_PORT=str(http), TRITON_GRPC_PORT=str(grpc), TRITON_METRICS_PORT=str(metrics))
+    proc = subprocess.Popen([sys.executable, "-m", "specdec_guide", "triton", "up", "--repo", str(repo), "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        text = "".join(lines)
+        assert f"http://127.0.0.1:{http}" in text and f"127.0.0.1:{grpc}" in text, text + proc.stderr.read()
+        health = subprocess.run(["bash", "-e", ROOT / "snippets/triton/health.sh"], env=env, capture_output=True,
+                                text=True, timeout=30)
+        assert health.returncode == 0 and "model ready" in health.stdout, health
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    bad = subprocess.run([sys.executable, "-m", "specdec_guide", "triton", "up", "--repo", str(repo)],
+                         env=dict(os.environ, TRITON_HTTP_PORT="80a"), capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "$TRITON_HTTP_PORT='80a' is not a port number" in bad.stderr, bad.stderr

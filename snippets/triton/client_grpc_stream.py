@@ -1,7 +1,8 @@
 """Stream one generation over gRPC with tritonclient. Needs a decoupled model (the templates are).
 
-Each response is printed as one JSON line; the last one also carries the speculative-decoding
-counters because the request sets sampling_param_return_perf_metrics.
+Each response is printed as one JSON line. Its text_output is the whole text so far (not only the
+new piece), and because the request sets sampling_param_return_perf_metrics every response carries
+the speculative-decoding counters so far, as strings, as TensorRT-LLM's llmapi model sends them.
 """
 
 import json
@@ -11,9 +12,10 @@ import queue
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-URL = os.environ.get("TRITON_GRPC", "localhost:8001")
+URL = "localhost:" + os.environ.get("TRITON_GRPC_PORT", "8001")
 MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
-PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
+# The chat template of SmolLM2 (the llmapi model passes text_input as it is).
+PROMPT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
 
 
 def scalar(name, value, triton_type, np_type):
@@ -25,7 +27,7 @@ def scalar(name, value, triton_type, np_type):
 inputs = [
     scalar("text_input", PROMPT.encode(), "BYTES", np.object_),
     scalar("streaming", True, "BOOL", np.bool_),
-    scalar("sampling_param_max_tokens", 24, "INT32", np.int32),
+    scalar("sampling_param_max_tokens", 32, "INT32", np.int32),
     scalar("sampling_param_exclude_input_from_output", True, "BOOL", np.bool_),
     scalar("sampling_param_return_perf_metrics", True, "BOOL", np.bool_),
 ]
@@ -44,9 +46,8 @@ try:
         row = {}
         for name in ("text_output",) + METRICS:
             value = result.as_numpy(name)
-            if value is not None:  # the llmapi model sends metrics as strings
-                item = value.reshape(-1)[0]
-                row[name] = item.decode() if isinstance(item, bytes) else item.item()
+            if value is not None:  # every output of the llmapi model arrives as bytes
+                row[name] = value.reshape(-1)[0].decode()
         if row:
             print(json.dumps(row))
         if result.get_response().parameters["triton_final_response"].bool_param:

@@ -1,8 +1,7 @@
 """One request with tritonclient over HTTP (Triton's /infer endpoint).
 
-Triton answers /infer and gRPC ModelInfer only for models that are NOT decoupled; a decoupled
-model (the templates' default, needed for streaming) gets "501 HTTP end point doesn't support
-models with decoupled transaction policy". Render with `--decoupled false` for this client.
+Triton answers /infer only for models that are NOT decoupled (render with --decoupled false);
+a decoupled model gets "501 HTTP end point doesn't support models with decoupled transaction policy".
 """
 
 import os
@@ -10,9 +9,10 @@ import os
 import numpy as np
 import tritonclient.http as httpclient
 
-URL = os.environ.get("TRITON_HTTP", "localhost:8000")
+URL = "localhost:" + os.environ.get("TRITON_HTTP_PORT", "8000")
 MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
-PROMPT = "The quick brown fox jumps over the lazy dog. The quick brown"
+# The chat template of SmolLM2 (the llmapi model passes text_input as it is).
+PROMPT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
 
 
 def scalar(name, value, triton_type, np_type):
@@ -24,13 +24,12 @@ def scalar(name, value, triton_type, np_type):
 client = httpclient.InferenceServerClient(URL)
 result = client.infer(MODEL, [
     scalar("text_input", PROMPT.encode(), "BYTES", np.object_),
-    scalar("sampling_param_max_tokens", 24, "INT32", np.int32),
+    scalar("sampling_param_max_tokens", 32, "INT32", np.int32),
     scalar("sampling_param_exclude_input_from_output", True, "BOOL", np.bool_),
     scalar("sampling_param_return_perf_metrics", True, "BOOL", np.bool_),
 ])
 print("text_output:", result.as_numpy("text_output")[0].decode())
 for name in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"):
     value = result.as_numpy(name)
-    if value is not None:  # the llmapi model sends metrics as strings
-        item = value.reshape(-1)[0]
-        print(f"{name}:", item.decode() if isinstance(item, bytes) else item)
+    if value is not None:  # the llmapi model sends the counters as strings (bytes here)
+        print(f"{name}:", value.reshape(-1)[0].decode())

@@ -1,10 +1,10 @@
-# Streaming: one server-sent event ("data: {...}") per new piece of text. Needs a decoupled model
-# (triton_config.decoupled: true in model.yaml) and "streaming": true in the request.
-curl -sS --fail-with-body -N -X POST "http://${TRITON_HTTP:-localhost:8000}/v2/models/tensorrt_llm/generate_stream" \
+# Streaming: server-sent events ("data: {...}"), each holding the whole text so far, not only
+# the new piece. Needs a decoupled model and "streaming": true in the request.
+curl -sS --fail-with-body -N -X POST "http://localhost:${TRITON_HTTP_PORT:-8000}/v2/models/tensorrt_llm/generate_stream" \
   -H 'Content-Type: application/json' \
   -d '{
-        "text_input": "The quick brown fox jumps over the lazy dog. The quick brown",
+        "text_input": "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
         "streaming": true,
-        "sampling_param_max_tokens": 24,
+        "sampling_param_max_tokens": 32,
         "sampling_param_exclude_input_from_output": true
       }'

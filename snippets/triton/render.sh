@@ -1,3 +1,3 @@
 # Render the NGram template into a model repository for the CPU reference engine.
-# TARGET: a local Hugging Face checkpoint (e.g. the tiny test model: specdec-guide tiny-model --out models).
-specdec-guide repo render --method ngram --model "${TARGET:-models/target}" --engine cpu --out repo_ngram
+# TARGET: the model folder from `specdec-guide models fetch` (or any local Hugging Face checkpoint).
+specdec-guide repo render --method ngram --model "$TARGET" --engine cpu --out repo_ngram

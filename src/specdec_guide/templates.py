@@ -94,6 +94,40 @@ def _leftover_markers(node, path="") -> list[str]:
     return []
 
 
+def _looks_local(value: str) -> bool:
+    """Whether ``value`` was meant as a path on this machine rather than a Hugging Face name.
+
+    A hub name is ``name`` or ``org/name``; anything with a path prefix, more than one '/', or a
+    first component that is a folder here (``models/targt`` next to ``models/``) is a path.
+    """
+    if value.startswith(("/", "./", "../", "~")) or value in (".", "..") or value.count("/") > 1:
+        return True
+    return "/" in value and Path(value.split("/", 1)[0]).is_dir()
+
+
+def check_model_path(flag: str, value: str, engine: str) -> str | None:
+    """Refuse a local checkpoint path that cannot work; return a note for a hub name (else None).
+
+    The server would otherwise fail only when it loads the model, seconds later and in its log.
+    """
+    path = Path(value).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise UserError(f"{flag} {value}: not a directory (a checkpoint is a folder with config.json)")
+        if engine == "cpu" and not (path / "config.json").is_file():
+            raise UserError(f"{flag} {value}: no config.json there, so it is not a Hugging Face checkpoint folder")
+        return None
+    if _looks_local(value):
+        parent = next((p for p in path.parents if p.is_dir()), None)
+        hint = ""
+        if parent is not None:
+            entries = sorted(e.name for e in parent.iterdir() if e.is_dir())[:8]
+            hint = f" ({parent} holds: {', '.join(entries) or 'no folders'})"
+        raise UserError(f"{flag} {value}: no such directory{hint}")
+    where = "TensorRT-LLM in the container" if engine == "trtllm" else "the CPU engine (transformers)"
+    return f"{flag} {value}: not a local path; {where} will resolve it as a Hugging Face model name when the model loads"
+
+
 def _prepare_out(out: Path, name: str, force: bool) -> Path:
     """Return OUT/NAME ready to be written. --force replaces OUT/NAME only, never anything else."""
     if out.exists() and not out.is_dir():
@@ -165,10 +199,15 @@ def render(
         drafter = f"{drafter_file.name}:{drafter.split(':')[1]}"
     if max_batch_size is not None and max_batch_size < 0:
         raise UserError("--max-batch-size must be >= 0")
+    notes = [check_model_path("--model", model, engine)]
+    if draft_model:
+        notes.append(check_model_path("--draft-model", draft_model, engine))
+    for note in filter(None, notes):
+        print(note, file=sys.stderr)
 
     def local(p: str) -> str:
         # A path that exists here is made absolute: model.py runs with another working directory.
-        return str(Path(p).resolve()) if Path(p).exists() else p
+        return str(Path(p).expanduser().resolve()) if Path(p).expanduser().exists() else p
 
     values = {"MODEL": local(model)}
     if draft_model:

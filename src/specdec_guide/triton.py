@@ -31,6 +31,10 @@ from specdec_guide.diagnostics import UserError
 
 LOG_TAIL_LINES = 25
 PORT_NAMES = ("http_port", "grpc_port", "metrics_port")
+# One set of port variables for everything on the pages: `triton up` reads them, and the curl and
+# tritonclient snippets read the same names (with the same defaults: Triton's tutorial ports).
+PORT_ENV = {"http_port": ("TRITON_HTTP_PORT", 8000), "grpc_port": ("TRITON_GRPC_PORT", 8001),
+            "metrics_port": ("TRITON_METRICS_PORT", 8002)}
 STOP_GRACE_S = 10.0
 
 
@@ -124,7 +128,14 @@ def free_ports(n: int = 1) -> list[int]:
 
 
 def _port_busy(port: int) -> bool:
+    """True when tritonserver could not bind ``port`` on 127.0.0.1.
+
+    Probed with SO_REUSEADDR, as servers bind: after a server stops, its port keeps connections in
+    TIME_WAIT for about a minute, and tritonserver binds it again at once (a restart on the same
+    ports is tested), while a probe without the option would call it busy and refuse the restart.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -356,11 +367,20 @@ def serve(repo: str | os.PathLike, **kwargs):
         server.stop()
 
 
+def env_port(name: str) -> int:
+    """The port the pages use for ``name`` (http_port, ...): its variable, else Triton's default."""
+    var, default = PORT_ENV[name]
+    raw = os.environ.get(var, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise UserError(f"${var}={raw!r} is not a port number (1-65535)")
+    return int(raw)
+
+
 def _up(args) -> int:
-    server = TritonServer(
-        args.repo, http_port=args.http_port, grpc_port=args.grpc_port, metrics_port=args.metrics_port,
-        timeout=args.timeout, log_verbose=args.log_verbose,
-    )
+    ports = {name: getattr(args, name) if getattr(args, name) is not None else env_port(name) for name in PORT_NAMES}
+    server = TritonServer(args.repo, timeout=args.timeout, log_verbose=args.log_verbose, **ports)
     stopping = False
 
     def on_signal(signum, frame):  # SIGTERM behaves like Ctrl-C: leave the wait loop, clean up
@@ -402,12 +422,10 @@ def register(subparsers) -> None:
     sub = triton.add_subparsers(dest="triton_command", metavar="SUBCOMMAND", required=True)
     up = sub.add_parser("up", help="start tritonserver on 127.0.0.1, wait until ready, stop on Ctrl-C")
     up.add_argument("--repo", required=True, help="model repository (e.g. from `specdec-guide repo render`)")
-    # The tutorials' ports by default; the environment may move them (CI, a second server).
-    for flag, var, default in (("--http-port", "SPECDEC_TRITON_HTTP_PORT", 8000),
-                               ("--grpc-port", "SPECDEC_TRITON_GRPC_PORT", 8001),
-                               ("--metrics-port", "SPECDEC_TRITON_METRICS_PORT", 8002)):
-        up.add_argument(flag, type=int, default=int(os.environ.get(var, default)),
-                        help=f"default {default}, or ${var}")
+    # The tutorials' ports by default; the same variables as the pages' curl/client snippets move them.
+    for name, (var, default) in PORT_ENV.items():
+        flag = "--" + name.replace("_", "-")
+        up.add_argument(flag, type=int, default=None, help=f"default ${var}, else {default}")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for /v2/health/ready")
     up.add_argument("--log-verbose", type=int, default=0)
     up.set_defaults(func=_up)

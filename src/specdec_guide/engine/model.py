@@ -9,8 +9,18 @@ Behaviour kept from the container's model.py: ``triton_config`` in model.yaml se
 max_batch_size and decoupled (auto_complete_config); one prompt per request; the prompt is echoed
 unless ``sampling_param_exclude_input_from_output``; streaming needs decoupled mode and each
 streamed response carries the text so far; finish/stop reasons are sent as strings when asked.
-Differences: outputs use the dtypes config.pbtxt declares (the container sends perf metrics as
-strings); kv_cache_* and cumulative_logprob are not sent (no paged KV cache, no logprobs here);
+
+The response format follows the llmapi ``model.py`` read at TensorRT-LLM commit b35ac1b6 (main,
+version 1.2.0rc2, before 1.2.1) and again at 044a90d2 (2026): identical ``_create_response`` in
+both. The perf-metric outputs came with TensorRT-LLM PR #5554 (merged 2025-06-27, before 1.1.0;
+its example response shows string values). The 1.1.0 and 1.2.1 release commits themselves could
+not be read (schemas/1.1.0/triton.yaml says why), so nothing here differs per release:
+- ``text_output`` is ``CompletionOutput.text``, the whole text generated so far, in every streamed
+  response (cumulative, not a delta: a client that concatenates events duplicates text);
+- with ``sampling_param_return_perf_metrics`` every response, each streamed one included, carries
+  the counters, built with text_output's dtype (TYPE_STRING): JSON and tritonclient see strings
+  ("12", "0.75") although config.pbtxt declares INT32/FP32/INT64 for them.
+Differences: kv_cache_* and cumulative_logprob are not sent (no paged KV cache, no logprobs here);
 bad requests get INVALID_ARG (HTTP 400) rather than a generic error.
 """
 
@@ -165,8 +175,10 @@ class TritonPythonModel:
         return fields
 
     # -- responses -----------------------------------------------------------------------
-    def _tensor(self, name: str, values: list):
-        dtype = self.output_dtypes.get(name, np.object_)
+    def _tensor(self, dtype_of: str, values: list, name: str | None = None):
+        """An output tensor ``name`` (default ``dtype_of``) in the dtype config.pbtxt gives ``dtype_of``."""
+        name = name or dtype_of
+        dtype = self.output_dtypes.get(dtype_of, np.object_)
         if dtype == np.object_ or dtype is None:
             arr = np.array([v.encode("utf-8") if isinstance(v, str) else v for v in values], dtype=np.object_)
         else:
@@ -197,7 +209,9 @@ class TritonPythonModel:
             }
             for name, value in metrics.items():
                 if name in self.output_dtypes:
-                    tensors.append(self._tensor(name, [value]))
+                    # As text, whatever config.pbtxt declares: the llmapi model builds these tensors
+                    # with text_output's dtype, and Triton serializes the values with str().
+                    tensors.append(self._tensor("text_output", [str(value)], name=name))
         return pb_utils.InferenceResponse(output_tensors=tensors)
 
     def finalize(self):

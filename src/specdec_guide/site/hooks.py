@@ -8,12 +8,16 @@
 - Each notebook page gets a "last verified" banner from the provenance stamp that
   ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
   notebook declares).
+- Formulas in notebook pages become MathML at build time (``latex2mathml``), which browsers
+  draw natively: mkdocs-jupyter leaves the TeX for a MathJax script whose ``src`` it leaves
+  empty, and the site loads nothing from outside.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from mkdocs.structure.files import File
@@ -57,9 +61,29 @@ def _banner(meta: dict) -> str:
     return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p><p>{body}</p></div>\n'
 
 
+# Display math ($$...$$) first, then inline math ($...$, not "$ " and not escaped).
+_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?![\s$])([^$<>]+?)(?<!\s)\$(?!\$)")
+_MARKDOWN_CELL = re.compile(r'(<div class="[^"]*jp-RenderedMarkdown[^"]*"[^>]*>)(.*?)(</div>)', re.S)
+_EMPTY_MATHJAX = re.compile(r'<script src="">\s*</script>')
+
+
+def math_to_mathml(cell_html: str) -> str:
+    """TeX in a rendered Markdown cell -> MathML (display and inline)."""
+    from latex2mathml.converter import convert
+
+    def tex(m):
+        return html.unescape(m.group(1)).strip()
+
+    cell_html = _DISPLAY_MATH.sub(lambda m: convert(tex(m), display="block"), cell_html)
+    return _INLINE_MATH.sub(lambda m: convert(tex(m)), cell_html)
+
+
 def on_page_content(page_html, page, config, files):
     src = page.file.abs_src_path
     if not src or not src.endswith(".ipynb"):
         return page_html
     meta = json.loads(Path(src).read_text(encoding="utf-8")).get("metadata", {}).get("specdec_guide", {})
+    page_html = _EMPTY_MATHJAX.sub("", page_html)
+    page_html = _MARKDOWN_CELL.sub(lambda m: m.group(1) + math_to_mathml(m.group(2)) + m.group(3), page_html)
     return _banner(meta) + page_html

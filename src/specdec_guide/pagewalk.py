@@ -1,0 +1,296 @@
+"""Follow a page the way a reader does: its shell snippets, in page order, in one fresh shell.
+
+A *step* is a ``bash`` block on a page that includes a ``snippets/**.sh`` file. The walk writes
+one script that ``source``s every step of the page in order (so ``cd``, ``export`` and
+``source .venv/bin/activate`` carry over, as in a terminal) under ``set -eo pipefail``, starts it
+in a fresh ``bash`` whose environment has no activated venv, in a folder that stands for the
+reader's clone, and stops at the first command that fails.
+
+- A block titled ``... keeps running ...`` is a server: it runs in the background (the reader's
+  first terminal) until it prints :data:`READY`, and is stopped when the walk ends, in ``finally``.
+- A ``text`` block right after a step that includes ``snippets/**.out`` shows what the step
+  prints. ``python -m specdec_guide.pagewalk write PAGE`` stores the walk's output there (with
+  what changes from run to run masked: ports, timings, temp names); the test walks the page again
+  and fails when the fresh output no longer has the stored shape (:func:`shape`).
+
+The folder that stands for the clone holds a link to every top-level entry of this checkout, and
+``.venv`` links to the venv running the walk, so the page's own set-up snippet (``source
+.venv/bin/activate``) is what puts ``specdec-guide`` on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from specdec_guide.diagnostics import UserError
+
+READY = "Ctrl-C stops it."  # what `specdec-guide triton up` prints once the model is ready
+BACKGROUND_TITLE = "keeps running"
+SERVER_READY_TIMEOUT_S = 300.0
+STEP_TIMEOUT_S = 900.0
+# Walked pages and pages whose commands cannot run here; a page with shell snippets must be in one.
+WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user_provided.md")
+NOT_WALKED = {
+    "speculative_decoding/versions.md": "its commands are `trtllm-serve` on a GPU with TensorRT-LLM; "
+    "`specdec-guide validate` checks their flags against the release's schema instead",
+}
+# Passed through to the walk's shell: what a reader's login shell has, plus the caches (the real
+# model is downloaded once per machine). PYTHONPATH passes so that a checkout run with
+# PYTHONPATH=src (no editable install of its own) walks its own sources.
+PASS_ENV = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "TMPDIR", "XDG_CACHE_HOME", "HF_HOME",
+            "PYTHONPATH", "SPECDEC_ENGINE_THREADS", "PIP_INDEX_URL", "PIP_CACHE_DIR")
+DEFAULT_PORTS = {"TRITON_HTTP_PORT": 8000, "TRITON_GRPC_PORT": 8001, "TRITON_METRICS_PORT": 8002}
+
+_FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*(\w*)(.*)$")
+_NUMBER = re.compile(r"-?[\d.]+")
+_INCLUDE = re.compile(r'^\s*--8<--\s+"([^"]+)"\s*$')
+
+
+@dataclass(frozen=True)
+class Step:
+    snippet: str  # path relative to the repository root
+    line: int  # where the page includes it
+    background: bool = False
+    output: str | None = None  # the .out file the page shows after it
+
+
+def repo_root() -> Path:
+    from specdec_guide.notebooks import repo_root as root
+
+    return root()
+
+
+def page_steps(page: Path, root: Path) -> list[Step]:
+    """The shell steps of ``page`` in order, with their background flag and output file."""
+    steps: list[Step] = []
+    fence: tuple[str, str, str] | None = None  # (marker, language, rest of the opening line)
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        m = _FENCE.match(line)
+        if m and fence is None:
+            fence = (m.group(2), m.group(3), m.group(4))
+            continue
+        if m and fence is not None and m.group(2).startswith(fence[0]) and not m.group(3) + m.group(4).strip():
+            fence = None
+            continue
+        inc = _INCLUDE.match(line)
+        if not inc or fence is None:
+            continue
+        path, (_, language, rest) = inc.group(1), fence
+        if language == "bash" and path.endswith(".sh"):
+            steps.append(Step(path, number, background=BACKGROUND_TITLE in rest))
+        elif language == "text" and path.endswith(".out") and steps and steps[-1].output is None:
+            last = steps[-1]
+            steps[-1] = Step(last.snippet, last.line, last.background, path)
+    for step in steps:
+        if not (root / step.snippet).is_file():
+            raise UserError(f"{page}:{step.line}: {step.snippet} not found")
+    return steps
+
+
+def _clone_view(root: Path, into: Path) -> Path:
+    """A folder that looks like the reader's clone after `make test`: links to the checkout."""
+    into.mkdir(parents=True)
+    for entry in root.iterdir():
+        if entry.name not in (".venv", ".git", "site", "scratch"):
+            (into / entry.name).symlink_to(entry)
+    venv = root / ".venv" if (root / ".venv/bin/activate").is_file() else Path(sys.prefix)
+    if not (venv / "bin/activate").is_file():
+        raise UserError(f"no venv with bin/activate at {root / '.venv'} or {sys.prefix}: run `make venv` first")
+    (into / ".venv").symlink_to(venv)
+    return into
+
+
+def _env(ports: dict[str, int]) -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASS_ENV if k in os.environ}
+    venv_bins = {str(Path(sys.prefix) / "bin"), str(Path(sys.executable).parent)}
+    path = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+            if p and p not in venv_bins and not Path(p, "specdec-guide").exists()]
+    env["PATH"] = os.pathsep.join(path)
+    env.update({k: str(v) for k, v in ports.items()})
+    return env
+
+
+def _script(steps: list[Step], root: Path, state: Path) -> str:
+    lines = ["set -eo pipefail"]
+    for i, step in enumerate(steps):
+        out = shlex.quote(str(state / f"{i}.out"))
+        snippet = shlex.quote(str(root / step.snippet))
+        lines.append(f"echo {i} > {shlex.quote(str(state / 'current'))}")
+        if step.background:
+            lines.append(f"source {snippet} > {out} 2>&1 &")
+            lines.append(
+                f"for _ in $(seq {int(SERVER_READY_TIMEOUT_S * 2)}); do grep -qF {shlex.quote(READY)} {out} && break; "
+                f"kill -0 $! 2>/dev/null || {{ echo 'the server exited' >&2; exit 1; }}; sleep 0.5; done"
+            )
+            lines.append(f"grep -qF {shlex.quote(READY)} {out}")
+        else:
+            lines.append(f"source {snippet} > {out} 2>&1")
+    lines.append(f"echo done > {shlex.quote(str(state / 'current'))}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class WalkResult:
+    steps: list[Step]
+    outputs: list[str]
+    seconds: float
+
+
+def walk(page: str, root: Path | None = None, workdir: Path | None = None) -> WalkResult:
+    """Run ``page``'s steps in one fresh bash; raise UserError naming the first step that failed."""
+    from specdec_guide.triton import free_ports
+
+    root = root or repo_root()
+    steps = page_steps(root / "docs" / page, root)
+    if not steps:
+        raise UserError(f"docs/{page}: no shell steps to walk")
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="specdec-walk-")))
+        clone = _clone_view(root, workdir / "clone")
+        state = workdir / "state"
+        state.mkdir()
+        ports = dict(zip(DEFAULT_PORTS, free_ports(len(DEFAULT_PORTS))))
+        (state / "walk.sh").write_text(_script(steps, root, state))
+        t0 = time.monotonic()
+        proc = subprocess.Popen(["bash", "--noprofile", "--norc", str(state / "walk.sh")], cwd=clone, env=_env(ports),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        try:
+            tail, _ = proc.communicate(timeout=STEP_TIMEOUT_S * len(steps))
+        except subprocess.TimeoutExpired:
+            tail = "(timed out)"
+        finally:
+            _stop_tree(proc, state)
+        seconds = time.monotonic() - t0
+        outputs = [mask((state / f"{i}.out").read_text(errors="replace") if (state / f"{i}.out").exists() else "",
+                        ports, clone) for i in range(len(steps))]
+        current = (state / "current").read_text().strip() if (state / "current").exists() else "0"
+        if proc.returncode != 0 or current != "done":
+            i = int(current) if current.isdigit() else 0
+            raise UserError(f"docs/{page}:{steps[i].line}: {steps[i].snippet} failed (exit {proc.returncode}):\n"
+                            f"{outputs[i][-3000:]}{tail[-2000:]}")
+        return WalkResult(steps, outputs, seconds)
+
+
+def _stop_tree(proc: subprocess.Popen, state: Path) -> None:
+    """Stop the walk's shell and every server it left running.
+
+    SIGTERM, not the reader's Ctrl-C: a background command of a non-interactive shell ignores
+    SIGINT. `triton up` handles SIGTERM as it handles Ctrl-C (it stops tritonserver in order).
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # Wait for the background servers' process group members to leave (cleanup runs in `triton up`).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+# -- stored outputs ------------------------------------------------------------------------------
+_MASKS = (
+    (re.compile(r"ready in \d+(\.\d+)?s"), "ready in …s"),
+    (re.compile(r"(\[models fetch\] .*\bin )\d+(\.\d+)? s"), r"\1… s"),
+    (re.compile(r"specdec-triton-specdec\d+x[0-9a-f]+_\w*"), "specdec-triton-…"),
+    (re.compile(r'("\w+_time_ns":\s*)"\d+"'), r'\1"…"'),
+    (re.compile(r"(\w+_time_ns: )\d+"), r"\1…"),
+)
+
+
+def mask(text: str, ports: dict[str, int], clone: Path) -> str:
+    """What changes from run to run, replaced: ports back to the defaults, paths, timings."""
+    for var, port in ports.items():
+        text = re.sub(rf"(?<=[:=]){port}\b", str(DEFAULT_PORTS[var]), text)
+    text = text.replace(str(clone), "~/guide").replace(str(clone.resolve()), "~/guide")
+    text = text.replace(str(Path.home()) + "/", "~/")
+    for pattern, repl in _MASKS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _line_shape(line: str):
+    body = line[len("data: "):] if line.startswith("data: ") else line
+    with contextlib.suppress(ValueError):
+        doc = json.loads(body)
+        if isinstance(doc, dict):
+            prefix = "data: " if body is not line else ""
+            return prefix + json.dumps({k: type(v).__name__ for k, v in doc.items()}, sort_keys=True)
+    m = re.match(r"^(\s*[\w .-]+):\s(.*)$", line)
+    if m:  # "key: value" lines: the key, and whether the value is a number
+        kind = "number" if _NUMBER.fullmatch(m.group(2).strip()) else "text"
+        return f"{m.group(1)}: {kind}"
+    return re.sub(r"\d+", "0", line)
+
+
+def shape(text: str) -> list:
+    """The output's form without its values: JSON lines as key -> type, `key: value` lines as key and
+    kind of value, other lines with digits masked; repeated lines (stream events) count once."""
+    shapes: list = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        s = _line_shape(line)
+        if not shapes or shapes[-1] != s:
+            shapes.append(s)
+    return shapes
+
+
+def write_outputs(page: str, root: Path | None = None) -> list[Path]:
+    """Walk ``page`` and store each step's masked output in the .out file the page shows."""
+    root = root or repo_root()
+    result = walk(page, root)
+    written = []
+    for step, output in zip(result.steps, result.outputs):
+        if step.output:
+            path = root / step.output
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(output if output.endswith("\n") or not output else output + "\n")
+            written.append(path)
+    print(f"docs/{page}: {len(result.steps)} steps in {result.seconds:.0f}s, {len(written)} outputs stored", file=sys.stderr)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specdec_guide.pagewalk",
+                                     description="walk the guide's pages in a fresh shell; store what they print")
+    parser.add_argument("action", choices=["write", "walk"])
+    parser.add_argument("pages", nargs="*", help=f"pages under docs/ (default: {', '.join(WALKED_PAGES)})")
+    args = parser.parse_args(argv)
+    try:
+        for page in args.pages or WALKED_PAGES:
+            if args.action == "write":
+                write_outputs(page)
+            else:
+                print(f"docs/{page}: walked in {walk(page).seconds:.0f}s")
+    except UserError as err:
+        print(f"pagewalk: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
