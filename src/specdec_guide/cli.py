@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "specdec_guide.templates",  # repo render
     "specdec_guide.triton",  # triton up
     "specdec_guide.tiny_model",  # tiny-model
+    "specdec_guide.estimate",  # estimate
 )
 
 
