@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "specdec_guide.triton",  # triton up
     "specdec_guide.tiny_model",  # tiny-model
     "specdec_guide.estimate",  # estimate
+    "specdec_guide.doctor",  # doctor
 )
 
 
