@@ -186,3 +186,23 @@ def test_settings_from_a_yaml_and_refusals(tiny_models, tmp_path, capsys):
     assert "estimate replays NGram" in capsys.readouterr().err
     with pytest.raises(UserError, match="--drafter nope.py:X"):
         user_drafter("nope.py:X", 4, None)
+
+
+def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys):
+    """The page's log generator on the tiny models; estimate checks itself against its counters."""
+    import subprocess
+    import sys
+
+    target, _ = tiny_models
+    yml = _yaml(tmp_path, target, "speculative_config: {decoding_type: NGram, max_draft_len: 3, "
+                                  "max_matching_ngram_size: 2}\n")
+    prompts = _write(tmp_path / "prompts.jsonl", *({"prompt": p} for p in PROMPTS))
+    log = tmp_path / "log.jsonl"
+    run = subprocess.run([sys.executable, str(ROOT / "snippets" / "tools" / "serve_log.py"), str(yml), str(prompts),
+                          str(log), "--max-tokens", "20"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert len(run.stdout.splitlines()) == len(PROMPTS) and "accepted" in run.stdout
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
+    assert "the replay equals them on every request" in capsys.readouterr().out
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--max-draft-len", "1", "--summary"]) == 0
+    assert "the replay differs on" in capsys.readouterr().out

@@ -67,6 +67,7 @@ class RequestResult:
     where: str
     prompt_tokens: int
     stats: "SpecStats"
+    logged: tuple[int, int] | None = None  # the server's own counters, when the log has them
 
 
 @dataclass
@@ -155,7 +156,7 @@ def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float 
     est = Estimate(label, max_draft_len, draft_cost)
     for request_id, request in enumerate(requests, 1):
         stats = replay_request(request, drafter, max_draft_len, request_id)
-        est.requests.append(RequestResult(request.where, len(request.prompt_ids), stats))
+        est.requests.append(RequestResult(request.where, len(request.prompt_ids), stats, request.logged))
     return est
 
 
@@ -284,7 +285,20 @@ def report(est: Estimate, per_request: bool = True) -> str:
     if per_request:
         rows = [_row(r.where, r.stats, est.speedup(r.stats)) for r in est.requests]
     rows.append(_row(f"all {len(est.requests)} requests", est.total, est.speedup()))
-    return _table(HEADER, rows)
+    return _table(HEADER, rows) + _logged_line(est)
+
+
+def _logged_line(est: Estimate) -> str:
+    """Compare with the counters the server logged (meaningful when it ran the same drafter settings)."""
+    logged = [r.logged for r in est.requests]
+    if any(x is None for x in logged):
+        return ""
+    differ = [r.where for r in est.requests if r.logged != (r.stats.drafted_tokens, r.stats.accepted_tokens)]
+    drafted, accepted = sum(x[0] for x in logged), sum(x[1] for x in logged)
+    verdict = ("the replay equals them on every request" if not differ else
+               f"the replay differs on {len(differ)} request(s), first {differ[0]} (another drafter setting, "
+               "sampling, or a tokenizer that splits the output differently)")
+    return f"\nlogged by the server: drafted {drafted}, accepted {accepted}; {verdict}"
 
 
 def sweep_report(estimates: list[Estimate]) -> str:
@@ -304,7 +318,9 @@ def as_json(est: Estimate) -> dict:
                 "per_token_acceptance": stats.per_token_acceptance, "speedup_range": list(rng)}
 
     return {"drafter": est.label, "draft_cost": est.draft_cost,
-            "requests": [{"record": r.where, **one(r.stats, est.speedup(r.stats))} for r in est.requests],
+            "requests": [{"record": r.where, **one(r.stats, est.speedup(r.stats)),
+                          **({"logged": {"drafted": r.logged[0], "accepted": r.logged[1]}} if r.logged else {})}
+                         for r in est.requests],
             "overall": one(est.total, est.speedup())}
 
 

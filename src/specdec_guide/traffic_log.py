@@ -53,6 +53,7 @@ class LoggedRequest:
     output_ids: list[int]  # the generated tokens; ends with EOS when the model stopped by itself
     max_tokens: int | None  # the request's budget when the log says it
     finish_reason: str | None
+    logged: tuple[int, int] | None = None  # the server's own (total_draft_tokens, total_accepted_draft_tokens)
 
 
 @dataclass
@@ -66,6 +67,7 @@ class _Texts:
     output_ids: list[int] | None = None
     finish_reason: str | None = None
     max_tokens: int | None = None
+    logged: tuple[int, int] | None = None
 
 
 def load_tokenizer(name: str | Path):
@@ -88,7 +90,8 @@ def load_tokenizer(name: str | Path):
 
 def read_log(path: str | Path, tokenizer) -> list[LoggedRequest]:
     """Parse and tokenize every record of ``path``; raise UserError on the first bad one."""
-    records = [LoggedRequest(where, *_tokens(where, texts, tokenizer)) for where, texts in _texts(Path(path))]
+    records = [LoggedRequest(where, *_tokens(where, texts, tokenizer), logged=texts.logged)
+               for where, texts in _texts(Path(path))]
     if not records:
         raise UserError(f"{path}: no records (the file is empty); expected one JSON object per line")
     return records
@@ -111,7 +114,24 @@ def _texts(path: Path) -> Iterator[tuple[str, _Texts]]:
             raise UserError(f"{where}:{err.colno}: invalid JSON: {err.msg}") from None
         if not isinstance(obj, dict):
             raise UserError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-        yield where, _shape(where, obj)
+        texts = _shape(where, obj)
+        texts.logged = _counters(obj)
+        yield where, texts
+
+
+def _counters(obj: dict) -> tuple[int, int] | None:
+    """The llmapi model's perf-metric outputs, when the log kept them (numbers, or strings as upstream sends)."""
+    flat = {**obj, **(obj.get("response") if isinstance(obj.get("response"), dict) else {})}
+    values = []
+    for key in ("total_draft_tokens", "total_accepted_draft_tokens"):
+        v = flat.get(key)
+        if isinstance(v, list) and len(v) == 1:
+            v = v[0]
+        try:
+            values.append(int(v))
+        except (TypeError, ValueError):
+            return None
+    return values[0], values[1]
 
 
 def _shape(where: str, obj: dict) -> _Texts:
