@@ -61,7 +61,15 @@ class Finding:
 
     def __str__(self) -> str:
         fix = f" Fix: {self.fix}" if self.fix else ""
-        return f"{self.path}:{self.line}:{self.col}: {self.severity}: {self.message}{fix}"
+        return f"{shown(self.path)}:{self.line}:{self.col}: {self.severity}: {self.message}{fix}"
+
+
+def shown(path: str | Path) -> str:
+    """A path as the reader typed it: relative to the current folder when it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 @dataclass
