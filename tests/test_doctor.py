@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide import cli
-from specdec_guide.tiny_model import HIDDEN, TARGET_LAYERS, VOCAB_SIZE
+from specdec_guide.models.tiny import HIDDEN, TARGET_LAYERS, VOCAB_SIZE
 
 
 def doctor(capsys, *args) -> tuple[int, str]:
