@@ -152,3 +152,14 @@ def test_a_repository_and_a_missing_path(tmp_path, capsys):
     assert code == 0 and "1 config checked, 0 errors" in out
     assert cli.main(["doctor", str(tmp_path / "nothing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_memory_budget_against_a_small_gpu_and_the_mtp_draft_length(tiny_models, tmp_path, capsys):
+    target, draft = tiny_models
+    code, out = doctor(capsys, draft_target_yaml(tmp_path, target, draft), "--gpu-memory", "0.0001")
+    assert code == 1 and "error: weights: target" in out and "leaves almost nothing of 0.0001 GiB" in out
+    yml = write_yaml(tmp_path, "speculative_config:\n  decoding_type: MTP\n  max_draft_len: 3\n"
+                               "  num_nextn_predict_layers: 1\n", name="mtp_llm_api.yaml")
+    code, out = doctor(capsys, yml)
+    assert code == 0, out
+    assert f"{yml}:4:1: warning: max_draft_len 3 differs from num_nextn_predict_layers 1" in out
