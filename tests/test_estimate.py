@@ -206,3 +206,13 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
     assert "the replay equals them on every request" in capsys.readouterr().out
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--max-draft-len", "1", "--summary"]) == 0
     assert "the replay differs on" in capsys.readouterr().out
+
+
+def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    bad = tmp_path / "bad_drafter.py"
+    bad.write_text("class Broken:\n    def propose(self, request):\n        return 1 / 0\n")
+    log = _write(tmp_path / "log.jsonl", {"prompt": "abc abc", "output": " abc abc"})
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--drafter", f"{bad}:Broken"]) == 2
+    err = capsys.readouterr().err
+    assert "log.jsonl:1: the drafter failed on this request: ZeroDivisionError" in err and "Traceback" not in err

@@ -158,7 +158,10 @@ def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float 
     """Replay every request in log order with one drafter (its pool carries across requests)."""
     est = Estimate(label, max_draft_len, draft_cost)
     for request_id, request in enumerate(requests, 1):
-        stats = replay_request(request, drafter, max_draft_len, request_id)
+        try:
+            stats = replay_request(request, drafter, max_draft_len, request_id)
+        except Exception as err:  # a user drafter's bug: say where, without a traceback
+            raise UserError(f"{request.where}: the drafter failed on this request: {type(err).__name__}: {err}") from None
         est.requests.append(RequestResult(request.where, len(request.prompt_ids), stats, request.logged))
     return est
 
