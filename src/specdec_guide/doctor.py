@@ -226,8 +226,9 @@ def run_validator(cfg: Config, trtllm: str | None) -> list[Finding]:
     out = []
     for d in report.diagnostics:
         where = str(cfg.path) if copy_dir and d.path.endswith("extra_llm_api_options.yaml") else d.path
-        out.append(Finding(where, d.line, d.col, "error", d.message,
-                           "use the key or value the release accepts (see the Versions and keys page)"))
+        fix = ("correct the YAML at that position" if "syntax" in d.message.lower() else
+               "use a key and value this TensorRT-LLM release accepts (the Versions and keys page lists them)")
+        out.append(Finding(where, d.line, d.col, "error", d.message, fix))
     return out
 
 
