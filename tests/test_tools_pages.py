@@ -129,3 +129,26 @@ def test_estimate_equals_the_engine_with_a_private_pool(smollm2_dir, page, tmp_p
     est = replay(read_log(log, load_tokenizer(smollm2_dir)), settings.drafter(), 3, "private")
     assert [(r.stats.drafted_tokens, r.stats.accepted_tokens, r.stats.target_steps) for r in est.requests] == measured
     assert sum(m[1] for m in measured) > 0
+
+
+def test_openai_chat_records_replay_like_the_triton_log(smollm2_dir, page, tmp_path):
+    """The chat path on the real model: the template rendered as a server renders a chat request
+    gives the prompt tokens the engine served, so the OpenAI-shaped log replays to the same counts."""
+    from specdec_guide.estimate import NGramSettings, replay
+    from specdec_guide.traffic_log import load_tokenizer, read_log
+
+    cwd, _, _ = page
+    triton = [json.loads(line) for line in (cwd / "log.jsonl").read_text().splitlines()]
+    chats = [json.loads(line) for line in (SNIPPETS / "prompts.jsonl").read_text().splitlines()]
+    log = tmp_path / "openai.jsonl"
+    log.write_text("".join(json.dumps({
+        "request": {"model": "smollm2", "messages": chat["messages"], "max_tokens": t["sampling_param_max_tokens"]},
+        "response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": t["text_output"]},
+                                  "finish_reason": t["finish_reason"]}]},
+    }) + "\n" for chat, t in zip(chats, triton)))
+    tok = load_tokenizer(smollm2_dir)
+    a, b = read_log(log, tok), read_log(cwd / "log.jsonl", tok)
+    assert [r.prompt_ids for r in a] == [r.prompt_ids for r in b]
+    got = replay(a, NGramSettings().drafter(), 4, "openai")
+    assert [(r.stats.drafted_tokens, r.stats.accepted_tokens) for r in got.requests] == [
+        (t["total_draft_tokens"], t["total_accepted_draft_tokens"]) for t in triton]
