@@ -331,7 +331,10 @@ def as_json(est: Estimate) -> dict:
 
 
 def plot(path: Path, est: Estimate | None = None, estimates: list[Estimate] | None = None) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UserError("--plot needs matplotlib (it comes with the package's docs extra)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -72,8 +72,11 @@ class _Texts:
 
 def load_tokenizer(name: str | Path):
     """A Hugging Face tokenizer from a local directory (or a name in the local cache); one-line error."""
-    from transformers import AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    try:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        raise UserError("reading a tokenizer needs transformers (it comes with the package's engine extra)") from None
 
     hf_logging.disable_progress_bar()
     verbosity = hf_logging.get_verbosity()
