@@ -22,6 +22,8 @@ COMMAND_MODULES = (
     "specdec_guide.triton",  # triton up
     "specdec_guide.models.tiny",  # tiny-model
     "specdec_guide.models.command",  # models fetch
+    "specdec_guide.estimate",  # estimate
+    "specdec_guide.doctor",  # doctor
 )
 
 
