@@ -274,4 +274,4 @@ print(tokenizer.decode(timed["plain"][0].tokens, skip_special_tokens=True))
 
 # %% [markdown]
 # The guide's benchmark on this model, with more prompts and Hugging Face's own prompt lookup
-# beside our engine, is on the page [Speed on a CPU](../cpu_speed.md).
+# beside our engine, is on the guide's page *Speed on a CPU*.
