@@ -120,3 +120,13 @@ def test_cli_prints_the_folder_as_the_last_stdout_line(smollm2_dir):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == str(smollm2_dir)
+
+
+def test_draft_keeps_fewer_layers_than_the_target(smollm2_dir):
+    from transformers import AutoConfig
+
+    with pytest.raises(UserError, match="a draft keeps 1 to 29"):
+        smollm2.ensure_draft_checkpoint(30)
+    draft = smollm2.ensure_draft_checkpoint()
+    assert AutoConfig.from_pretrained(draft).num_hidden_layers == smollm2.DRAFT_LAYERS < 30
+    assert (draft / "tokenizer.json").read_bytes() == (smollm2_dir / "tokenizer.json").read_bytes()

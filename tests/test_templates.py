@@ -275,3 +275,17 @@ def test_render_user_provided_snippet_makes_a_valid_self_contained_repository(tm
     checked = subprocess.run([sys.executable, "-m", "specdec_guide", "validate", str(tmp_path / "repo_user_provided")],
                              capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_cpu_render_defaults_to_the_real_model_and_its_draft(tmp_path, smollm2_dir):
+    from specdec_guide.models.smollm2 import ensure_draft_checkpoint
+
+    target = templates.render("draft_target", None, tmp_path / "r")
+    spec = yaml.safe_load((target / "1" / "model.yaml").read_text())
+    assert spec["model"] == str(smollm2_dir)
+    assert spec["speculative_config"]["speculative_model_dir"] == str(ensure_draft_checkpoint())
+
+
+def test_trtllm_render_still_needs_a_model(tmp_path):
+    with pytest.raises(UserError, match="--model is required"):
+        templates.render("ngram", None, tmp_path / "r", engine="trtllm")

@@ -148,7 +148,7 @@ def _prepare_out(out: Path, name: str, force: bool) -> Path:
 
 def render(
     method: str,
-    model: str,
+    model: str | None,
     out: str | Path,
     engine: str = "cpu",
     draft_model: str | None = None,
@@ -170,7 +170,7 @@ def render(
         raise UserError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
     if engine not in ENGINES:
         raise UserError(f"unknown engine {engine!r}; choose cpu or trtllm")
-    if not model:
+    if not model and engine != "cpu":
         raise UserError("--model is required (a Hugging Face name or a local checkpoint directory)")
     if not _NAME_RE.match(name):
         raise UserError(f"--name {name!r}: use letters, digits, '_', '-', '.' (it becomes a folder name)")
@@ -178,6 +178,14 @@ def render(
     refusals = CPU_REFUSES if engine == "cpu" else TRTLLM_REFUSES
     if method in refusals:
         raise UserError(f"{method} with --engine {engine}: {refusals[method]}")
+    if engine == "cpu" and not model:
+        # The CPU tier's default: the real model, fetched and converted once (specdec-guide models fetch),
+        # and for Draft/Target the self-speculative draft made from it (specdec-guide models draft).
+        from specdec_guide.models import smollm2
+
+        model = str(smollm2.ensure_checkpoint())
+        if method in NEEDS_DRAFT_MODEL and not draft_model:
+            draft_model = str(smollm2.ensure_draft_checkpoint())
     if method in NEEDS_DRAFT_MODEL and not draft_model:
         raise UserError(f"{method} needs --draft-model (the draft model's HF name or directory)")
     if draft_model and method not in NEEDS_DRAFT_MODEL:
@@ -284,8 +292,10 @@ def register(subparsers) -> None:
     sub = repo.add_subparsers(dest="repo_command", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("render", help="render a llmapi template into a Triton model repository")
     p.add_argument("--method", required=True, choices=METHODS)
-    p.add_argument("--model", required=True, help="target model: HF name or local checkpoint dir")
-    p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3)")
+    p.add_argument("--model", help="target model: HF name or local checkpoint dir (--engine cpu default: "
+                   "SmolLM2-135M-Instruct from `specdec-guide models fetch`, fetched if needed)")
+    p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3); --engine cpu "
+                   "without --model defaults it to `specdec-guide models draft`")
     p.add_argument("--drafter", help="user_provided, CPU engine: drafter class as module:Class, or "
                    "file.py:Class (the file is copied into the model folder)")
     p.add_argument("--engine", choices=ENGINES, default="cpu",
