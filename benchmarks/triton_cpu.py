@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from specdec_guide import templates
-from specdec_guide.tiny_model import write_tiny_models
+from specdec_guide.models.tiny import write_tiny_models
 from specdec_guide.triton import TritonServer
 
 ROOT = Path(__file__).resolve().parents[1]

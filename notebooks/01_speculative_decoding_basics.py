@@ -48,7 +48,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
 from specdec_guide import speculation  # noqa: E402
-from specdec_guide.tiny_model import write_tiny_models  # noqa: E402
+from specdec_guide.models.tiny import write_tiny_models  # noqa: E402
 
 torch.set_num_threads(1)  # small models: threads cost more than they save
 hf_logging.disable_progress_bar()  # keep the stored outputs free of progress-bar noise

@@ -10,7 +10,7 @@ import pytest
 from specdec_guide import speculation
 from specdec_guide.drafters.draft_model import DraftModelDrafter
 from specdec_guide.diagnostics import UserError
-from specdec_guide.tiny_model import EOS_ID, VOCAB_SIZE, write_tiny_models
+from specdec_guide.models.tiny import EOS_ID, VOCAB_SIZE, write_tiny_models
 
 
 def _digest(folder):

@@ -20,7 +20,8 @@ COMMAND_MODULES = (
     "specdec_guide.coverage",  # coverage
     "specdec_guide.templates",  # repo render
     "specdec_guide.triton",  # triton up
-    "specdec_guide.tiny_model",  # tiny-model
+    "specdec_guide.models.tiny",  # tiny-model
+    "specdec_guide.models.command",  # models fetch
 )
 
 

@@ -128,7 +128,7 @@ def write_tiny_models(out_dir: str | Path, force: bool = False) -> tuple[Path, P
     out = Path(out_dir)
     target_dir, draft_dir = out / "target", out / "draft"
     stamp = out / "tiny_models.json"
-    meta = {"generator": "specdec_guide.tiny_model", "seed": SEED, "target_layers": TARGET_LAYERS,
+    meta = {"generator": "specdec_guide.models.tiny", "seed": SEED, "target_layers": TARGET_LAYERS,
             "draft_layers": DRAFT_LAYERS, "embed_std": EMBED_STD, "vocab_size": VOCAB_SIZE}
     if stamp.is_file() and not force:
         try:
