@@ -230,3 +230,28 @@ def _generate_len(server, prompt: str, n: int) -> str:
         "text_input": prompt, "sampling_param_max_tokens": n, "sampling_param_exclude_input_from_output": True})
     assert status == 200, body
     return body["text_output"]
+
+
+# -- predicting the speed-up (the page's worked examples) --------------------------------------
+@pytest.mark.parametrize("args, expected", [
+    (("3.36", "4", "0"), ("per-token acceptance a = 0.800", "drafts 4: 0.590", "predicted speed-up: 3.36x")),
+    (("2.0", "4", "0.05"), ("predicted speed-up: 1.67x",)),
+])
+def test_predict_speedup_snippet(args, expected):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(SNIPPETS / "predict_speedup.py"), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for line in expected:
+        assert line in done.stdout, done.stdout
+
+
+def test_per_token_acceptance_inverts_the_tokens_per_step_formula():
+    from specdec_guide.speculation import expected_tokens_per_step, per_token_acceptance_from_length
+
+    for a in (0.0, 0.3, 0.8, 0.99):
+        assert per_token_acceptance_from_length(expected_tokens_per_step(a, 4), 4) == pytest.approx(a, abs=1e-6)
+    with pytest.raises(ValueError, match="between 1 and draft_len"):
+        per_token_acceptance_from_length(6.0, 4)
