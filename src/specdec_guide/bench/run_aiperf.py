@@ -8,8 +8,10 @@ differently. Notebooks and tests call it as a program, exactly as the page's com
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -19,6 +21,7 @@ AIPERF_VERSION = "0.13.0"
 VENV_NAME = ".venv-aiperf"
 ENV_VAR = "SPECDEC_AIPERF_VENV"  # another AIPerf venv (with this package installed in it)
 SNIPPET = Path("snippets") / "bench" / "aiperf_profile.sh"
+STOP_GRACE_S = 15.0
 
 
 def _root() -> Path:
@@ -54,12 +57,24 @@ def profile(*, triton_http: str, model: str, tokenizer: str | Path, prompts: str
                MODEL=model, TOKENIZER=str(tokenizer), PROMPTS=str(prompts), OUT=str(out),
                CONCURRENCY=",".join(str(c) for c in concurrency), REQUESTS=str(requests))
     env.pop("HF_HUB_OFFLINE", None)  # with it set, AIPerf refuses a local tokenizer path
+    # Own process group: AIPerf runs several processes, and a timeout must stop all of them.
+    proc = subprocess.Popen(["bash", "-e", str(root / SNIPPET)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        done = subprocess.run(["bash", "-e", str(root / SNIPPET)], env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"aiperf profile did not finish within {timeout:g}s (results so far in {out})") from None
-    if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise UserError(f"aiperf profile failed with status {done.returncode}:\n{tail}", exit_code=1)
-    return done
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException as err:  # a timeout, or a Ctrl-C / kernel interrupt in a notebook
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.communicate(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        if isinstance(err, subprocess.TimeoutExpired):
+            raise UserError(f"aiperf profile did not finish within {timeout:g}s (results so far in {out})") from None
+        raise
+    if proc.returncode != 0:
+        tail = "\n".join((stdout + stderr).strip().splitlines()[-15:])
+        raise UserError(f"aiperf profile failed with status {proc.returncode}:\n{tail}", exit_code=1)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
