@@ -81,21 +81,23 @@ def _generate(server, model: str, prompt: str) -> dict:
 # -- AIPerf end to end ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def aiperf_run(server, tiny_models, tmp_path_factory):
-    """The page's AIPerf command against the draft_target model, concurrency 1 and 2."""
+    """The page's AIPerf command against the draft_target model at concurrency 2 (one level: AIPerf
+    writes into OUT itself; the notebook runs the sweep, which writes OUT/concurrency_<n>/)."""
     if (why := _aiperf_missing()) is not None:
         pytest.skip(why)
     out = tmp_path_factory.mktemp("aiperf")
     texts = [t for group in PROMPTS.values() for t in group]
     prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
     run_aiperf.profile(triton_http=server.http_address, model="draft_target", tokenizer=tiny_models[0], prompts=prompts,
-                       out=out / "results", concurrency=(1, 2), requests=len(texts), timeout=480, root=ROOT)
+                       out=out / "results", concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
     return out / "results"
 
 
 @needs_aiperf
 def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
+    assert results.run_dirs(aiperf_run) == [aiperf_run]
     runs = [results.summary(d) for d in results.run_dirs(aiperf_run)]
-    assert [r.concurrency for r in runs] == [1, 2]
+    assert [r.concurrency for r in runs] == [2]
     for r in runs:
         assert r.requests == 3 and r.errors == 0
         assert r.ttft_ms > 0 and r.itl_ms > 0 and r.output_tokens_per_s > 0 and r.requests_per_s > 0
@@ -264,3 +266,13 @@ def test_per_token_acceptance_inverts_the_tokens_per_step_formula():
         assert per_token_acceptance_from_length(expected_tokens_per_step(a, 4), 4) == pytest.approx(a, abs=1e-6)
     with pytest.raises(ValueError, match="between 1 and draft_len"):
         per_token_acceptance_from_length(6.0, 4)
+
+
+def test_a_sweep_is_read_in_numeric_concurrency_order(tmp_path):
+    for c in (16, 4, 1):
+        (tmp_path / f"concurrency_{c}").mkdir()
+        (tmp_path / f"concurrency_{c}" / results.SUMMARY).write_text(json.dumps(
+            {"input_config": {"phases": [{"kind": "profiling", "concurrency": c}]}, "request_count": {"avg": 3}}))
+    dirs = results.run_dirs(tmp_path)
+    assert [d.name for d in dirs] == ["concurrency_1", "concurrency_4", "concurrency_16"]
+    assert [results.summary(d).concurrency for d in dirs] == [1, 4, 16]
