@@ -15,7 +15,7 @@ VOCAB = 6
 def bigram_logits(seed: int = 0):
     """A fake target whose next-token logits depend only on the previous token."""
     table = torch.randn(VOCAB, VOCAB, generator=torch.Generator().manual_seed(seed)) * 2
-    return lambda tokens: table[torch.tensor(list(tokens))]
+    return lambda tokens, start=0: table[torch.tensor(list(tokens))][start:]
 
 
 class FixedDrafter:
@@ -156,3 +156,60 @@ def test_per_token_acceptance_counts_only_examined_draft_tokens():
     assert stats.accepted_tokens == 6 and stats.drafted_tokens == 5 * 3 + 1
     assert stats.per_token_acceptance == pytest.approx(6 / 11)
     assert stats.acceptance_rate == pytest.approx(6 / 16)
+
+
+# --- the KV-cached Hugging Face adapter (tiny models: fast) --------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_target(tiny_models):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_models[0]).eval()
+
+
+def _full(model, tokens):
+    with torch.no_grad():
+        return model(input_ids=torch.tensor([tokens])).logits[0]
+
+
+def test_cached_logits_equal_a_full_reread_after_growth_and_rollback(tiny_target):
+    fn = S.hf_logits_fn(tiny_target)
+    prompt = list(b"The cache follows ")
+    calls = [
+        (prompt, 0),  # the prompt, every row
+        (prompt + [97, 98, 99], len(prompt) - 1),  # a draft of 3 on top
+        (prompt + [97, 120], len(prompt)),  # rejected at the 2nd draft token: rolls back
+        (prompt + [97, 120, 121, 122, 123], len(prompt) + 1),
+        (list(b"Another request"), 3),  # unrelated tokens: starts over
+    ]
+    for tokens, start in calls:
+        got = fn(tokens, start)
+        want = _full(tiny_target, tokens)[start:]
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert fn.positions_computed < sum(len(t) for t, _ in calls)  # the cache was really reused
+
+
+def test_plain_decoding_feeds_each_token_once_and_one_pass_per_step(tiny_target, tiny_models):
+    from specdec_guide.drafters.draft_model import DraftModelDrafter
+
+    prompt, n = list(b"def f(x):\n    return x"), 24
+    fn = S.hf_logits_fn(tiny_target)
+    plain = S.generate(fn, prompt, n)
+    assert (fn.forward_calls, fn.positions_computed) == (n, len(prompt) + n - 1)
+
+    fn = S.hf_logits_fn(tiny_target)
+    drafter = DraftModelDrafter.from_pretrained(str(tiny_models[1]), max_draft_len=4)
+    spec = S.generate(fn, prompt, n, drafter=drafter, max_draft_len=4)
+    assert spec.tokens == plain.tokens
+    assert fn.forward_calls == spec.stats.target_steps < n  # k + 1 positions verified in one pass
+    # Each pass feeds only what the cache lacks: the token the target added last step + the new draft.
+    assert fn.positions_computed == len(prompt) + (spec.stats.target_steps - 1) + spec.stats.drafted_tokens
+
+
+def test_cached_sampling_matches_the_uncached_loop(tiny_target):
+    cfg = S.SamplingConfig(temperature=1.0, seed=5)
+    prompt = list(b"Sampling ")
+    uncached = S.generate(lambda tokens, start=0: _full(tiny_target, list(tokens))[start:], prompt, 16, sampling=cfg)
+    cached = S.generate(S.hf_logits_fn(tiny_target), prompt, 16, sampling=cfg)
+    assert cached.tokens == uncached.tokens

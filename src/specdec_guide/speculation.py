@@ -1,16 +1,19 @@
 """The draft -> verify -> accept loop, written once and shared.
 
 The basics notebook teaches it, the CPU reference engine serves it behind Triton, and the
-user-provided-drafter tutorial plugs drafters into it. It is deliberately small: no KV cache
-(the target re-reads the whole sequence each step), one request at a time. What it keeps
-exact is the *rule*: with greedy decoding the output is token-for-token the target's own
+user-provided-drafter tutorial plugs drafters into it. It is deliberately small: one request
+at a time, and the model behind it is a :data:`LogitsFn`. :func:`hf_logits_fn` wraps a Hugging
+Face model with a KV cache that is kept across steps and rolled back after a rejection, so
+verifying k draft tokens costs one forward pass over k + 1 new positions, as on a GPU. What it
+keeps exact is the *rule*: with greedy decoding the output is token-for-token the target's own
 greedy output; with sampling it is distributed exactly as the target's (speculative sampling,
 Leviathan et al. 2023, with a deterministic drafter's proposal treated as a one-hot
 distribution).
 
 Vocabulary used throughout:
 
-- *target step*: one forward pass of the target model over prompt + accepted tokens + draft;
+- *target step*: one forward pass of the target model that scores the draft (with a KV cache,
+  over the positions it has not seen yet: the tokens emitted last step + the draft);
 - *acceptance length*: tokens emitted per target step (accepted draft tokens + the one token
   the target always contributes), the figure TRT-LLM reports as "acceptance length";
 - *acceptance rate*: accepted draft tokens / drafted tokens (TensorRT-LLM's ``acceptance_rate``);
@@ -27,19 +30,69 @@ from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 import torch
 
-#: logits_fn(tokens) -> float tensor [len(tokens), vocab]: row i predicts token i + 1.
-LogitsFn = Callable[[Sequence[int]], torch.Tensor]
+#: logits_fn(tokens, start=0) -> float tensor [len(tokens) - start, vocab]: the rows for positions
+#: start .. len(tokens) - 1, where the row of position i predicts token i + 1. ``start`` lets a
+#: cached model compute only the positions it has not seen.
+LogitsFn = Callable[..., torch.Tensor]
 
 
-def hf_logits_fn(model) -> LogitsFn:
-    """Wrap a Hugging Face causal LM as a :data:`LogitsFn` (one sequence, no KV cache)."""
+class CachedLogits:
+    """A Hugging Face causal LM as a :data:`LogitsFn`, with a KV cache that follows the tokens.
 
-    def logits(tokens: Sequence[int]) -> torch.Tensor:
+    The cache holds the keys and values of ``self.tokens``. A call keeps the part of it that is a
+    prefix of the new ``tokens`` (and lies before ``start``), drops the rest, and runs the model
+    on the remaining positions only. In the loop that means: after a step whose draft was cut at
+    a rejection, the rejected draft positions are cropped away and the next step feeds only the
+    emitted tokens plus the new draft. No rule of the loop depends on this: the logits are the
+    model's for the same tokens, computed in fewer, larger pieces (so they can differ from a
+    full re-read in the last floating-point bits, as on any batched GPU kernel).
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.tokens: list[int] = []
+        self.cache = None
+        self.forward_calls = 0
+        self.positions_computed = 0  # tokens fed to the model, over all calls
+
+    def reset(self) -> None:
+        """Forget the cache (a new, unrelated request starts; keeps timings independent)."""
+        self.tokens, self.cache = [], None
+
+    def __call__(self, tokens: Sequence[int], start: int = 0) -> torch.Tensor:
+        from transformers import DynamicCache
+
+        tokens = [int(t) for t in tokens]
+        if not 0 <= start < len(tokens):
+            raise ValueError(f"start={start} must index one of the {len(tokens)} tokens")
+        keep = min(_common_prefix(self.tokens, tokens), start)
+        if self.cache is None or keep == 0:
+            self.cache, keep = DynamicCache(config=self.model.config), 0
+        elif keep < self.cache.get_seq_length():
+            self.cache.crop(keep - self.cache.get_seq_length())  # transformers 5: negative = remove
+        self.tokens = []  # if the forward pass fails half-way, the cache is not trusted again
         with torch.no_grad():
-            ids = torch.tensor([list(tokens)], dtype=torch.long)
-            return model(input_ids=ids).logits[0].float()
+            # the cache object is updated in place with the new positions' keys and values
+            out = self.model(input_ids=torch.tensor([tokens[keep:]], dtype=torch.long), cache=self.cache,
+                             use_cache=True, logits_to_keep=len(tokens) - start)
+        self.tokens = tokens
+        self.forward_calls += 1
+        self.positions_computed += len(tokens) - keep
+        return out.logits[0].float()
 
-    return logits
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def hf_logits_fn(model) -> CachedLogits:
+    """Wrap a Hugging Face causal LM (one sequence at a time) as a KV-cached :data:`LogitsFn`."""
+    return CachedLogits(model)
 
 
 @dataclass
@@ -214,9 +267,8 @@ def speculative_steps(
             limit = min(max_draft_len, budget - 1)
             request = DraftRequest(request_id, list(tokens), len(prompt), limit)
             draft = [int(t) for t in drafter.propose(request)][:limit]
-        with torch.no_grad():
-            logits = logits_fn(tokens + draft)
-        step_logits = logits[len(tokens) - 1 :]
+        with torch.no_grad():  # one target pass scores the last token and the whole draft
+            step_logits = logits_fn(tokens + draft, len(tokens) - 1)
         emitted, accepted = verify(step_logits, draft, sampling, gen)
         if eos_id is not None and eos_id in emitted:
             emitted = emitted[: emitted.index(eos_id) + 1]

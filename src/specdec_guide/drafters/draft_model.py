@@ -2,7 +2,8 @@
 
 TensorRT-LLM's DraftTarget mode runs the draft checkpoint (``speculative_model_dir``) for
 ``max_draft_len`` greedy steps, then the target verifies them in one pass. Here the draft model
-re-reads the whole sequence each step (no KV cache): slow, exact and easy to follow.
+keeps its own KV cache (:class:`~specdec_guide.speculation.CachedLogits`): each draft token costs
+one single-position forward pass, and draft tokens the target rejected are cropped from it.
 """
 
 from __future__ import annotations
@@ -30,11 +31,16 @@ class DraftModelDrafter:
                              f"target's {vocab_size}: a draft model must share the target's tokenizer")
         return cls(hf_logits_fn(model), max_draft_len, vocab_size)
 
+    def start_request(self, request_id: int, prompt_len: int, max_tokens: int) -> None:
+        """A new request: drop the cache of the last one (each request pays for its own prompt)."""
+        if hasattr(self.draft_logits, "reset"):
+            self.draft_logits.reset()
+
     def propose(self, request: DraftRequest) -> list[int]:
         tokens = list(request.tokens)
         draft: list[int] = []
         for _ in range(min(request.max_draft_len, self.max_draft_len)):
-            token = int(torch.argmax(self.draft_logits(tokens)[-1]))
+            token = int(torch.argmax(self.draft_logits(tokens, len(tokens) - 1)[-1]))
             draft.append(token)
             tokens.append(token)
         return draft

