@@ -157,8 +157,8 @@ t0 = time.monotonic()
 with serve(repos["baseline"], timeout=300) as server:
     ready = time.monotonic() - t0
     question = sets["chat"][0]
-    trap = post_generate(server, {"text_input": question, "max_tokens": 8, "exclude_input_in_output": True})
-    right = post_generate(server, {"text_input": question, "sampling_param_max_tokens": 8,
+    trap_text = post_generate(server, {"text_input": question, "max_tokens": 8, "exclude_input_in_output": True})
+    right_text = post_generate(server, {"text_input": question, "sampling_param_max_tokens": 8,
                                    "sampling_param_exclude_input_from_output": True})
     benchmark(server, "baseline")
 print(f"baseline: server ready in {ready:.0f} s, benchmark {timings['baseline']:.0f} s")
@@ -211,14 +211,14 @@ assert all(a.drafted == 0 for a in acceptance["baseline"].values()), "the baseli
 # ## Throughput as concurrency grows
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+fig, (per_user_ax, total_ax) = plt.subplots(1, 2, figsize=(10, 3.6))
 for method, rows in runs.items():
     conc = [r.concurrency for r in rows]
-    left.plot(conc, [r.tokens_per_s_per_user for r in rows], "o-", label=method)
-    right.plot(conc, [r.output_tokens_per_s for r in rows], "o-", label=method)
-left.set(xlabel="concurrency", ylabel="output tokens/s per user", title="Per user", xticks=list(CONCURRENCY))
-right.set(xlabel="concurrency", ylabel="output tokens/s, all users", title="Total", xticks=list(CONCURRENCY))
-for ax in (left, right):
+    per_user_ax.plot(conc, [r.tokens_per_s_per_user for r in rows], "o-", label=method)
+    total_ax.plot(conc, [r.output_tokens_per_s for r in rows], "o-", label=method)
+per_user_ax.set(xlabel="concurrency", ylabel="output tokens/s per user", title="Per user", xticks=list(CONCURRENCY))
+total_ax.set(xlabel="concurrency", ylabel="output tokens/s, all users", title="Total", xticks=list(CONCURRENCY))
+for ax in (per_user_ax, total_ax):
     ax.grid(alpha=0.3)
     ax.legend()
 fig.tight_layout()
@@ -257,12 +257,12 @@ print("NGram / baseline, total output tokens/s:", ", ".join(f"c={c}: {v:.2f}x" f
 # `tests/test_bench.py` checks both routes).
 
 # %%
-for label, text in (("genai-perf's names", trap), ("llmapi names", right)):
+for label, text in (("genai-perf's names", trap_text), ("llmapi names", right_text)):
     echoed = text.startswith(question)
     generated = text[len(question):] if echoed else text
     print(f"{label:18}: prompt echoed: {echoed!s:5}  tokens generated: "
           f"{len(tokenizer(generated, add_special_tokens=False)['input_ids'])}")
-assert trap.startswith(question) and not right.startswith(question)
+assert trap_text.startswith(question) and not right_text.startswith(question)
 
 # %%
 shutil.rmtree(work, ignore_errors=True)
