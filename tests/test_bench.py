@@ -276,3 +276,26 @@ def test_a_sweep_is_read_in_numeric_concurrency_order(tmp_path):
     dirs = results.run_dirs(tmp_path)
     assert [d.name for d in dirs] == ["concurrency_1", "concurrency_4", "concurrency_16"]
     assert [results.summary(d).concurrency for d in dirs] == [1, 4, 16]
+
+
+def test_prompt_sets_template_only_the_chat_set_and_feed_both_tools(tmp_path):
+    from specdec_guide.bench import prompts
+
+    class Tok:
+        chat_template = "x"
+
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            assert not tokenize and add_generation_prompt
+            return f"<user>{messages[0]['content']}</user><assistant>"
+
+    sets = prompts.rendered_sets(Tok())
+    assert sets["code-editing"] == list(prompts.CODE_EDITING)  # plain text, as an editor sends it
+    assert sets["chat"] == [f"<user>{q}</user><assistant>" for q in prompts.CHAT]
+    texts = sets["code-editing"] + sets["chat"]
+    bench = [json.loads(line) for line in prompts.write_trtllm_bench_dataset(tmp_path / "d.jsonl", texts, 7)
+             .read_text().splitlines()]
+    aiperf = [json.loads(line) for line in run_aiperf.write_prompts(tmp_path / "p.jsonl", texts, 7)
+              .read_text().splitlines()]
+    assert [b["prompt"] for b in bench] == [a["text"] for a in aiperf] == texts
+    assert {b["output_tokens"] for b in bench} == {a["output_length"] for a in aiperf} == {7}
+    assert [b["task_id"] for b in bench] == list(range(len(texts)))
