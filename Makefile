@@ -14,7 +14,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv serve build test test-gpu notebooks outputs lock clean
+.PHONY: venv aiperf serve build test test-gpu notebooks outputs lock aiperf-lock clean
 
 # Re-install only when the dependency pins change.
 $(STAMP): pyproject.toml constraints.txt
@@ -27,13 +27,29 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
+# AIPerf (the benchmarking notebook's load generator) in its own venv: ~140 packages, 1.2 GB, none
+# of which the guide itself needs, some pinned differently (numpy 2). This package goes in without
+# dependencies so that AIPerf finds our endpoint plugin (entry point `aiperf.plugins`).
+AIPERF_VENV ?= .venv-aiperf
+AIPERF_STAMP := $(AIPERF_VENV)/.installed-stamp
+$(AIPERF_STAMP): constraints-aiperf.txt pyproject.toml
+	@test -x $(AIPERF_VENV)/bin/python || test -n "$(PYTHON)" || { \
+	  echo "make: AIPerf needs Python 3.11 or 3.12 (none found on PATH; set PYTHON=/path/to/python3.11)" >&2; exit 1; }
+	@test -x $(AIPERF_VENV)/bin/python || $(PYTHON) -m venv $(AIPERF_VENV)
+	$(AIPERF_VENV)/bin/python -m pip install --quiet --upgrade "pip>=24"
+	$(AIPERF_VENV)/bin/python -m pip install --quiet -c constraints-aiperf.txt aiperf==0.13.0
+	$(AIPERF_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+aiperf: $(AIPERF_STAMP)  ## AIPerf 0.13.0 in .venv-aiperf, with the guide's Triton endpoint plugin
+
 serve: venv  ## build and serve the guide at http://$(HOST):$(PORT)
 	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
 
 build: venv  ## build the static site into site/
 	$(BIN)/mkdocs build --strict
 
-test: venv  ## the CPU tier: site, notebooks, validators, real tritonserver
+test: venv aiperf  ## the CPU tier: site, notebooks, validators, real tritonserver
 	$(BIN)/python -m pytest
 
 # The GPU tier runs in the TensorRT-LLM / Triton container's own Python (its torch and
@@ -47,7 +63,7 @@ test-gpu:  ## the GPU tier: needs an NVIDIA GPU and tensorrt_llm (run it inside 
 	$(GPU_PYTHON) -m pytest -m gpu -p no:cacheprovider -o timeout=7200 \
 	  --override-ini="addopts=-ra --nbmake --nbmake-timeout=1800" tests/gpu notebooks
 
-notebooks: venv  ## sync the jupytext pairs and re-run the CPU notebooks, storing their outputs
+notebooks: venv aiperf  ## sync the jupytext pairs and re-run the CPU notebooks, storing their outputs
 	$(BIN)/python -m specdec_guide.notebooks sync
 	$(BIN)/python -m specdec_guide.notebooks run
 
@@ -56,6 +72,10 @@ outputs: venv  ## follow the walked pages in a fresh shell and store what their 
 
 lock: venv  ## refresh constraints.txt from the current venv
 	$(BIN)/python -m pip freeze --exclude-editable --exclude specdec-guide > constraints.txt
+
+aiperf-lock: aiperf  ## refresh constraints-aiperf.txt from .venv-aiperf
+	{ sed -n '1,2p' constraints-aiperf.txt; $(AIPERF_VENV)/bin/python -m pip freeze --exclude-editable \
+	  --exclude specdec-guide --exclude pip; } > constraints-aiperf.txt.new && mv constraints-aiperf.txt.new constraints-aiperf.txt
 
 clean:
 	rm -rf site .cache .pytest_cache

@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -136,3 +137,20 @@ def test_make_test_gpu_stops_before_installing_anything_here():
     proc = subprocess.run(["make", "test-gpu"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "cannot run on this machine" in proc.stderr and "pip install" not in proc.stdout + proc.stderr
+
+
+def test_a_notebooks_own_cell_timeout_is_honoured(tmp_path):
+    """`execution.timeout` in a notebook's metadata (nbmake reads it too) bounds each of its cells."""
+    from specdec_guide.notebooks import execute
+
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "mkdocs.yml").write_text("site_name: copy\n")
+    src = tmp_path / "notebooks" / "slow.py"
+    src.write_text("# ---\n# jupyter:\n#   execution:\n#     timeout: 2\n#   kernelspec:\n#     display_name: Python 3\n"
+                   "#     language: python\n#     name: python3\n#   specdec_guide:\n#     tier: cpu\n# ---\n\n"
+                   "# %%\nimport time\ntime.sleep(30)\n")
+    info = list_notebooks(tmp_path)[0]
+    started = time.monotonic()
+    with pytest.raises(UserError, match="cell 1 failed|a cell failed"):
+        execute(info, timeout=600)
+    assert time.monotonic() - started < 25

@@ -157,6 +157,8 @@ def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
 
     sync(info)
     nb = jupytext.read(info.paired)
+    # A notebook that needs longer cells says so in `execution.timeout`, which nbmake reads too.
+    timeout = int((nb.metadata.get("execution") or {}).get("timeout", timeout))
     start = time.monotonic()
     try:
         NotebookClient(nb, timeout=timeout, kernel_name="python3",

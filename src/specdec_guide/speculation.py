@@ -314,3 +314,19 @@ def expected_speedup(acceptance_rate: float, draft_len: int, draft_cost: float) 
     Leviathan et al. 2023, theorem 3.8: E[tokens per step] / (k * c + 1).
     """
     return expected_tokens_per_step(acceptance_rate, draft_len) / (draft_len * draft_cost + 1.0)
+
+
+def per_token_acceptance_from_length(tokens_per_step: float, draft_len: int) -> float:
+    """The per-token acceptance ``a`` whose :func:`expected_tokens_per_step` is ``tokens_per_step``.
+
+    The inverse of eq. 1 (bisection; the formula grows with ``a``): turns a measured acceptance
+    length (AIPerf's, vLLM's ``mean_acceptance_length``, SGLang's ``avg_spec_accept_length``)
+    into the ``a`` that :func:`expected_speedup` takes.
+    """
+    if not 1.0 <= tokens_per_step <= draft_len + 1:
+        raise ValueError(f"tokens per step must be between 1 and draft_len + 1 = {draft_len + 1}, got {tokens_per_step}")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_tokens_per_step(mid, draft_len) < tokens_per_step else (lo, mid)
+    return (lo + hi) / 2

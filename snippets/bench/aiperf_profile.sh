@@ -1,0 +1,19 @@
+# AIPerf 0.13.0 against Triton's llmapi model: streaming, one run per concurrency level.
+# Needs `make aiperf` (AIPerf in .venv-aiperf with this guide's endpoint plugin `triton_llmapi`).
+# TRITON_HTTP=host:port  MODEL=model name in the repository  TOKENIZER=local tokenizer dir
+# PROMPTS=single_turn JSONL ({"text": ..., "output_length": N} per line)  OUT=results dir
+aiperf profile \
+  --model "${MODEL:-tensorrt_llm}" \
+  --url "http://${TRITON_HTTP:-localhost:8000}/v2/models/${MODEL:-tensorrt_llm}" \
+  --endpoint-type triton_llmapi \
+  --streaming \
+  --input-file "$PROMPTS" \
+  --custom-dataset-type single_turn \
+  --tokenizer "$TOKENIZER" \
+  --concurrency "${CONCURRENCY:-1,2,4}" \
+  --request-count "${REQUESTS:-8}" \
+  --export-level raw \
+  --artifact-dir "$OUT" \
+  --no-server-metrics \
+  --no-gpu-telemetry \
+  --ui-type none

@@ -1,0 +1,301 @@
+"""Benchmarking: AIPerf (with our endpoint plugin) against the real tritonserver, reading its
+exports, and the request that genai-perf's TensorRT-LLM mode sends.
+
+The AIPerf tests need ``.venv-aiperf`` (``make aiperf``; ``make test`` makes it first). The
+others need only the guide's own environment.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specdec_guide.bench import results, run_aiperf
+from specdec_guide.diagnostics import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = ROOT / "snippets" / "bench"
+PROMPTS = {
+    "repetitive": ["abc abc abc abc abc", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"],
+    "open": ["Q: What is speculative decoding?\nA:"],
+}
+MAX_TOKENS = 16
+
+
+def _aiperf_missing() -> str | None:
+    try:
+        run_aiperf.aiperf_bin(ROOT)
+    except UserError as err:
+        return str(err)
+    return None
+
+
+needs_aiperf = pytest.mark.skipif(_aiperf_missing() is not None, reason=str(_aiperf_missing()))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_models):
+    """tensorrt_llm (baseline) and draft_target, both decoupled, on the tiny models. Draft/Target,
+    not NGram: NGram's pool is shared across requests (is_public_pool), so its counters depend on
+    the order requests arrive in, while a draft model's depend on the prompt alone."""
+    from specdec_guide import templates
+    from specdec_guide.triton import TritonServer
+
+    target, draft = tiny_models
+    repo = tmp_path_factory.mktemp("bench_repo")
+    templates.render("baseline", model=str(target), out=repo, force=True)
+    templates.render("draft_target", model=str(target), out=repo, name="draft_target", draft_model=str(draft),
+                     force=True)
+    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+    assert not srv.shm_files()
+
+
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"{}")
+
+
+def _generate(server, model: str, prompt: str) -> dict:
+    status, body = _post(f"{server.http_url}/v2/models/{model}/generate", {
+        "text_input": prompt, "sampling_param_max_tokens": MAX_TOKENS,
+        "sampling_param_exclude_input_from_output": True, "sampling_param_return_perf_metrics": True})
+    assert status == 200, body
+    return body
+
+
+# -- AIPerf end to end ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def aiperf_run(server, tiny_models, tmp_path_factory):
+    """The page's AIPerf command against the draft_target model at concurrency 2 (one level: AIPerf
+    writes into OUT itself; the notebook runs the sweep, which writes OUT/concurrency_<n>/)."""
+    if (why := _aiperf_missing()) is not None:
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp("aiperf")
+    texts = [t for group in PROMPTS.values() for t in group]
+    prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
+    run_aiperf.profile(triton_http=server.http_address, model="draft_target", tokenizer=tiny_models[0], prompts=prompts,
+                       out=out / "results", concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
+    return out / "results"
+
+
+@needs_aiperf
+def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
+    assert results.run_dirs(aiperf_run) == [aiperf_run]
+    runs = [results.summary(d) for d in results.run_dirs(aiperf_run)]
+    assert [r.concurrency for r in runs] == [2]
+    for r in runs:
+        assert r.requests == 3 and r.errors == 0
+        assert r.ttft_ms > 0 and r.itl_ms > 0 and r.output_tokens_per_s > 0 and r.requests_per_s > 0
+
+
+@needs_aiperf
+def test_streamed_text_is_counted_once(aiperf_run, server, tiny_models):
+    """The llmapi model streams the text so far; the plugin must count each token once: AIPerf's
+    output length per request equals the token count of the same request's /generate answer."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_models[0])
+    run = results.run_dirs(aiperf_run)[0]
+    raw = [json.loads(line) for line in (run / results.RAW).read_text().splitlines()]
+    per_request = {json.loads(line)["metadata"]["x_request_id"]: json.loads(line)["metrics"]
+                   for line in (run / results.PER_REQUEST).read_text().splitlines()}
+    assert raw
+    for row in raw:
+        assert len(row["responses"]) > 1, "not streamed"
+        prompt = row["payload"]["text_input"]
+        expected = len(tok(_generate(server, "draft_target", prompt)["text_output"], add_special_tokens=False)["input_ids"])
+        assert per_request[row["metadata"]["x_request_id"]]["output_sequence_length"]["value"] == expected
+
+
+@needs_aiperf
+def test_acceptance_from_the_raw_export_matches_the_models_counters(aiperf_run, server):
+    run = results.run_dirs(aiperf_run)[0]
+    got = results.acceptance(run, PROMPTS)
+    for name, texts in PROMPTS.items():
+        direct = [_generate(server, "draft_target", t) for t in texts]
+        assert got[name].requests == len(texts)
+        assert got[name].drafted == sum(int(float(d["total_draft_tokens"])) for d in direct)
+        assert got[name].accepted == sum(int(float(d["total_accepted_draft_tokens"])) for d in direct)
+        assert got[name].acceptance_length == pytest.approx(
+            got[name].output_tokens / (got[name].output_tokens - got[name].accepted))
+    assert sum(a.accepted for a in got.values()) > 0, "the tiny draft never agreed: the test shows nothing"
+
+
+# -- reading exports (no AIPerf needed) -------------------------------------------------------
+def _fake_run(folder: Path, events: list[dict], osl: int = 10, prompt: str = "p") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = {"metadata": {"x_request_id": "r1", "benchmark_phase": "profiling"}, "payload": {"text_input": prompt},
+           "responses": [{"perf_ns": i, "packets": [{"name": "data", "value": json.dumps(e)}]}
+                         for i, e in enumerate(events)]}
+    (folder / results.RAW).write_text(json.dumps(raw) + "\n")
+    (folder / results.PER_REQUEST).write_text(json.dumps(
+        {"metadata": {"x_request_id": "r1"}, "metrics": {"output_sequence_length": {"value": osl}}}) + "\n")
+    return folder
+
+
+def test_acceptance_takes_the_last_counters_and_derives_the_length(tmp_path):
+    # TensorRT-LLM's model sends the counters as strings; the last event holds the request's totals.
+    run = _fake_run(tmp_path, [{"text_output": "a", "total_draft_tokens": "0", "total_accepted_draft_tokens": "0"},
+                               {"text_output": "ab", "total_draft_tokens": "8", "total_accepted_draft_tokens": "6"}])
+    got = results.acceptance(run)["all"]
+    assert (got.requests, got.output_tokens, got.drafted, got.accepted) == (1, 10, 8, 6)
+    assert got.acceptance_rate == pytest.approx(0.75)
+    assert got.acceptance_length == pytest.approx(10 / 4)  # 10 tokens in 10 - 6 = 4 target steps
+
+
+def test_a_request_without_counters_is_reported_with_its_line(tmp_path):
+    run = _fake_run(tmp_path, [{"text_output": "a"}])
+    with pytest.raises(UserError, match=r"profile_export_raw.jsonl:1:1: no total_draft_tokens.*return_perf_metrics"):
+        results.acceptance(run)
+
+
+def test_a_folder_without_aiperf_results_is_a_clear_error(tmp_path):
+    with pytest.raises(UserError, match="no AIPerf results"):
+        results.run_dirs(tmp_path)
+
+
+def test_without_the_aiperf_venv_the_error_says_how_to_make_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(run_aiperf.ENV_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(UserError, match="run `make aiperf`"):
+        run_aiperf.aiperf_bin(ROOT)
+
+
+# -- genai-perf's TensorRT-LLM mode against the llmapi model -----------------------------------
+# genai-perf 0.0.16 (`--service-kind triton --backend tensorrtllm`) has perf_analyzer send the
+# inputs of the inflight_batcher_llm model: text_input, max_tokens, exclude_input_in_output and,
+# with --streaming, stream. The llmapi model calls them text_input, sampling_param_max_tokens,
+# sampling_param_exclude_input_from_output and streaming.
+GENAI_PERF_TRTLLM_INPUTS = (("max_tokens", "INT32", np.int32, 16), ("exclude_input_in_output", "BOOL", bool, True),
+                            ("stream", "BOOL", bool, True))
+
+
+def _grpc_stream_error(server, extra_inputs) -> str:
+    """Send text_input plus ``extra_inputs`` as perf_analyzer does (gRPC streaming infer: the
+    model is decoupled) and return the error Triton answers with."""
+    import tritonclient.grpc as grpcclient
+
+    text = grpcclient.InferInput("text_input", [1], "BYTES")
+    text.set_data_from_numpy(np.array([b"abc abc abc"], dtype=np.object_))
+    inputs = [text]
+    for name, dtype, np_type, value in extra_inputs:
+        t = grpcclient.InferInput(name, [1], dtype)
+        t.set_data_from_numpy(np.array([value], dtype=np_type))
+        inputs.append(t)
+    answers: queue.Queue = queue.Queue()
+    client = grpcclient.InferenceServerClient(server.grpc_address)
+    client.start_stream(callback=lambda result, error: answers.put(error or result))
+    try:
+        client.async_stream_infer("tensorrt_llm", inputs)
+        answer = answers.get(timeout=60)
+    finally:
+        client.stop_stream()
+        client.close()
+    return str(answer)
+
+
+def test_genai_perf_tensorrtllm_inputs_are_refused_by_the_llmapi_model(server):
+    """Triton refuses an input the model does not declare before the model runs. With several
+    unknown inputs it names one of them (not necessarily the first sent)."""
+    assert _grpc_stream_error(server, GENAI_PERF_TRTLLM_INPUTS[:1]) == \
+        "unexpected inference input 'max_tokens' for model 'tensorrt_llm'"
+    assert re.fullmatch(r"unexpected inference input '(max_tokens|exclude_input_in_output|stream)' "
+                        r"for model 'tensorrt_llm'", _grpc_stream_error(server, GENAI_PERF_TRTLLM_INPUTS))
+
+
+def test_max_tokens_in_a_generate_request_is_silently_ignored(server):
+    """The same names over the generate extension: no error, and no effect. Keys that are not
+    inputs become request parameters, so the answer has the default length and echoes the prompt."""
+    prompt = "abc abc abc"
+    status, trap = _post(f"{server.http_url}/v2/models/tensorrt_llm/generate",
+                         {"text_input": prompt, "max_tokens": 4, "exclude_input_in_output": True})
+    assert status == 200, trap
+    status, right = _post(f"{server.http_url}/v2/models/tensorrt_llm/generate",
+                          {"text_input": prompt, "sampling_param_max_tokens": 4,
+                           "sampling_param_exclude_input_from_output": True})
+    assert status == 200, right
+    from specdec_guide.engine.requests import DEFAULT_MAX_TOKENS
+
+    assert trap["text_output"].startswith(prompt)  # echoed: exclude_input_in_output was ignored
+    default = _generate_len(server, prompt, DEFAULT_MAX_TOKENS)
+    assert trap["text_output"] == prompt + default  # max_tokens ignored: the default 32 tokens
+    assert len(right["text_output"]) < len(default)
+
+
+def _generate_len(server, prompt: str, n: int) -> str:
+    status, body = _post(f"{server.http_url}/v2/models/tensorrt_llm/generate", {
+        "text_input": prompt, "sampling_param_max_tokens": n, "sampling_param_exclude_input_from_output": True})
+    assert status == 200, body
+    return body["text_output"]
+
+
+# -- predicting the speed-up (the page's worked examples) --------------------------------------
+@pytest.mark.parametrize("args, expected", [
+    (("3.36", "4", "0"), ("per-token acceptance a = 0.800", "drafts 4: 0.590", "predicted speed-up: 3.36x")),
+    (("2.0", "4", "0.05"), ("predicted speed-up: 1.67x",)),
+])
+def test_predict_speedup_snippet(args, expected):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(SNIPPETS / "predict_speedup.py"), *args], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for line in expected:
+        assert line in done.stdout, done.stdout
+
+
+def test_per_token_acceptance_inverts_the_tokens_per_step_formula():
+    from specdec_guide.speculation import expected_tokens_per_step, per_token_acceptance_from_length
+
+    for a in (0.0, 0.3, 0.8, 0.99):
+        assert per_token_acceptance_from_length(expected_tokens_per_step(a, 4), 4) == pytest.approx(a, abs=1e-6)
+    with pytest.raises(ValueError, match="between 1 and draft_len"):
+        per_token_acceptance_from_length(6.0, 4)
+
+
+def test_a_sweep_is_read_in_numeric_concurrency_order(tmp_path):
+    for c in (16, 4, 1):
+        (tmp_path / f"concurrency_{c}").mkdir()
+        (tmp_path / f"concurrency_{c}" / results.SUMMARY).write_text(json.dumps(
+            {"input_config": {"phases": [{"kind": "profiling", "concurrency": c}]}, "request_count": {"avg": 3}}))
+    dirs = results.run_dirs(tmp_path)
+    assert [d.name for d in dirs] == ["concurrency_1", "concurrency_4", "concurrency_16"]
+    assert [results.summary(d).concurrency for d in dirs] == [1, 4, 16]
+
+
+def test_prompt_sets_template_only_the_chat_set_and_feed_both_tools(tmp_path):
+    from specdec_guide.bench import prompts
+
+    class Tok:
+        chat_template = "x"
+
+        def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+            assert not tokenize and add_generation_prompt
+            return f"<user>{messages[0]['content']}</user><assistant>"
+
+    sets = prompts.rendered_sets(Tok())
+    assert sets["code-editing"] == list(prompts.CODE_EDITING)  # plain text, as an editor sends it
+    assert sets["chat"] == [f"<user>{q}</user><assistant>" for q in prompts.CHAT]
+    texts = sets["code-editing"] + sets["chat"]
+    bench = [json.loads(line) for line in prompts.write_trtllm_bench_dataset(tmp_path / "d.jsonl", texts, 7)
+             .read_text().splitlines()]
+    aiperf = [json.loads(line) for line in run_aiperf.write_prompts(tmp_path / "p.jsonl", texts, 7)
+              .read_text().splitlines()]
+    assert [b["prompt"] for b in bench] == [a["text"] for a in aiperf] == texts
+    assert {b["output_tokens"] for b in bench} == {a["output_length"] for a in aiperf} == {7}
+    assert [b["task_id"] for b in bench] == list(range(len(texts)))
