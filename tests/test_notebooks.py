@@ -6,7 +6,9 @@ check what the site renders: the stored .ipynb.
 
 from __future__ import annotations
 
+
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +40,13 @@ def test_cpu_notebook_outputs_come_from_a_run_of_the_current_source(info):
     assert stale_outputs(info) is None
 
 
+def _edit(src, pattern, repl):
+    """Edit one line of a notebook source; fail loudly if the line is not there any more."""
+    text, n = re.subn(pattern, repl, src.read_text(), count=1, flags=re.M)
+    assert n == 1, f"{src.name}: no line matches {pattern!r}: update this test with the notebook"
+    src.write_text(text)
+
+
 @pytest.fixture()
 def copied(tmp_path):
     (tmp_path / "notebooks").mkdir()
@@ -50,7 +59,7 @@ def copied(tmp_path):
 
 def test_an_edited_source_is_reported_out_of_sync_and_stale(copied):
     root, src = copied
-    src.write_text(src.read_text().replace("MAX_NEW = 64", "MAX_NEW = 65"))
+    _edit(src, r"^MAX_NEW = (\d+)$", lambda m: f"MAX_NEW = {int(m[1]) + 1}")
     info = list_notebooks(root)[0]
     assert "differs" in out_of_sync(info)
     # once synced, the outputs are still those of the old code: stale
@@ -120,7 +129,7 @@ def test_a_failing_notebook_run_is_reported_in_one_line_and_keeps_the_stored_out
     from specdec_guide.notebooks import execute
 
     root, src = copied
-    src.write_text(src.read_text().replace("MAX_NEW = 64", "MAX_NEW = 64\nraise RuntimeError('boom')"))
+    _edit(src, r"^MAX_NEW = \d+$", lambda m: m[0] + "\nraise RuntimeError('boom')")
     info = list_notebooks(root)[0]
     with pytest.raises(UserError) as err:
         execute(info, timeout=120)
