@@ -179,3 +179,15 @@ def test_a_cell_can_name_another_track(tmp_path, checker):
         import json
         """)
     assert diags and "unknown TRT-LLM track '0.0.9'" in diags[0]
+
+
+def test_a_name_imported_in_an_earlier_cell_is_checked_where_it_is_called(tmp_path, checker):
+    result, diags = _check(tmp_path, checker, """\
+        # %%
+        from tensorrt_llm.llmapi import NGramDecodingConfig
+
+        # %%
+        spec = NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2, is_keep_al=True)
+        """)
+    assert len(diags) == 1 and diags[0].startswith("nb.py:17:") and "is_keep_al" in diags[0], diags
+    assert result.cells[1].references == 1

@@ -97,6 +97,10 @@ class NotebookCheck:
         refs = sum(c.references for c in self.checked)
         text = (f"{self.source.name}: {len(self.checked)} of {len(self.cells)} code cells checked against "
                 f"TRT-LLM {self.track} ({kinds_txt or 'none'}; {refs} TRT-LLM references)")
+        # Honest counts: a cell that names nothing of TensorRT-LLM or Triton was only parsed.
+        bare = [c.index for c in self.checked if not c.references]
+        if bare:
+            text += f"\n  syntax only (names no TRT-LLM/Triton CLI, class or key): cells {', '.join(map(str, bare))}"
         for c in self.unchecked:
             text += f"\n  cell {c.index} (line {c.line}) not checked: {c.reason}"
         return text + "\n"
@@ -147,6 +151,44 @@ def _python_syntax(text: str) -> list:
     return []
 
 
+def _trtllm_imports(text: str) -> list[str]:
+    """The module-level ``import``/``from`` statements of ``text`` that name tensorrt_llm."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == python_ast.ROOT:
+            out.append(ast.unparse(node))
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == python_ast.ROOT for a in node.names):
+            out.append(ast.unparse(node))
+    return out
+
+
+def _trtllm_uses(text: str, shift: int) -> int:
+    """TensorRT-LLM imports and calls of imported TensorRT-LLM names below line ``shift``."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return 0
+    names: set[str] = set()
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            if any(m.split(".")[0] == python_ast.ROOT for m in mods) and getattr(node, "level", 0) == 0:
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                count += node.lineno > shift
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno > shift:
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            count += isinstance(root, ast.Name) and root.id in names
+    return count
+
+
 def _file_kind(target: str, body: str, llm_yaml_refs: set[str]) -> str | None:
     path = Path(target)
     if path.suffix in (".yaml", ".yml") and (PurePosixPath(target).name in llm_yaml_refs
@@ -186,6 +228,7 @@ class NotebookChecker:
         cells = [(i, starts[i - 1], c.source) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
         refs = self._llm_yaml_refs(cells, default)
         result = NotebookCheck(source, default.id)
+        self._imports = []  # TRT-LLM import statements of the cells so far: later cells use their names
         for index, start, text in cells:
             if not text.strip():
                 continue
@@ -256,9 +299,15 @@ class NotebookChecker:
                 found, count, _ = shell.check(m.group(2), track, self.registry)
                 res.references += count
                 res.findings += [(start + i, col + len(m.group(1)) + 1, msg) for _, col, msg in found]
-        findings, refs = python_ast.check(text, track, self.registry, notebook=True)
-        res.findings += [(start + ln - 1, col, msg) for ln, col, msg in findings]
-        res.references += refs
+        # A kernel keeps what earlier cells imported: check this cell after those imports, so that
+        # `DraftTargetDecodingConfig(...)` is checked in the cell that calls it.
+        imports = list(getattr(self, "_imports", []))
+        prefix = "".join(f"{imp}\n" for imp in imports)
+        findings, _ = python_ast.check(prefix + text, track, self.registry, notebook=True)
+        shift = prefix.count("\n")
+        res.findings += [(start + ln - 1 - shift, col, msg) for ln, col, msg in findings if ln > shift]
+        res.references += _trtllm_uses(prefix + python_ast.strip_magics(text), shift)
+        self._imports = imports + _trtllm_imports(python_ast.strip_magics(text))
 
     def _file(self, res: CellResult, kind: str, target: str, body: str, track: Track, offset: int) -> None:
         if kind == "pbtxt":
