@@ -32,7 +32,7 @@
 # | --- | --- | --- | --- |
 # | Draft/Target | a draft engine and a target engine | `draft_tokens_external` (target only) | `tensorrt_llm_bls` |
 # | n-gram (prompt lookup) | the same target engine, no draft model | `draft_tokens_external` | `examples/run.py --ngram_config` |
-# | EAGLE (1) | one engine: base model + EAGLE head | `eagle` | the ensemble |
+# | EAGLE | one engine: base model + EAGLE-1 head | `eagle` | the ensemble |
 # | Medusa | one engine: base model + Medusa heads | `medusa` | the ensemble |
 #
 # Where each fact comes from (the comments in the cells name these ids):
@@ -44,7 +44,9 @@
 # - **[config]** tensorrtllm_backend r25.12 `docs/model_config.md`: the template keys, `decoding_mode`,
 #   `medusa_choices`, `eagle_choices`, the BLS keys and request inputs, and the BLS limit.
 # - **[tutorial]** triton-inference-server/tutorials r25.12
-#   `Feature_Guide/Speculative_Decoding/TRT-LLM/README.md`: EAGLE and Medusa checkpoints and engines.
+#   `Feature_Guide/Speculative_Decoding/TRT-LLM/README.md`: EAGLE and Medusa checkpoints and engines. It notes
+#   that EAGLE-2 (the dynamic tree, which the 1.1.0 engine supports per [spec]) is not supported through
+#   Triton's TensorRT-LLM backend, so the Triton part here serves EAGLE-1's static tree.
 # - **[dtm]**, **[ngram]** TensorRT-LLM `examples/draft_target_model/README.md` (commit 11925f6) and
 #   `examples/ngram/README.md` (commit 2612fb4). **Not tied to 1.1.0**: these two READMEs could not be read at
 #   the release commit. The cells that rely on them are marked, and the GPU run is what confirms them.
