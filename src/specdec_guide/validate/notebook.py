@@ -151,6 +151,32 @@ def _python_syntax(text: str) -> list:
     return []
 
 
+_HEREDOC_LINE = re.compile(r"<<-?\s*(['\"]?)([\w.\-]+)\1")
+_REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*(\"[^\"]+\"|'[^']+'|[^\s;&|<>]+)")
+
+
+def _heredocs(body: str):
+    """``(target file or None, program, first body line (1-based), body text)`` per heredoc."""
+    lines = body.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].split(" #", 1)[0]
+        m = _HEREDOC_LINE.search(line) if "<<<" not in line else None
+        if not m:
+            i += 1
+            continue
+        end = m.group(2)
+        j = i + 1
+        while j < len(lines) and lines[j].strip() != end:
+            j += 1
+        red = _REDIRECT.search(line)
+        target = red.group(1).strip("\"'") if red else None
+        words = line.split()
+        prog = words[0] if words else None
+        yield target, prog, i + 2, "\n".join(lines[i + 1:j])
+        i = j + 1
+
+
 def _trtllm_imports(text: str) -> list[str]:
     """The module-level ``import``/``from`` statements of ``text`` that name tensorrt_llm."""
     try:
@@ -227,6 +253,7 @@ class NotebookChecker:
         starts = _cell_starts(py_text, len(nb.cells))
         cells = [(i, starts[i - 1], c.source) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
         refs = self._llm_yaml_refs(cells, default)
+        self._yaml_refs = refs
         result = NotebookCheck(source, default.id)
         self._imports = []  # TRT-LLM import statements of the cells so far: later cells use their names
         for index, start, text in cells:
@@ -290,6 +317,14 @@ class NotebookChecker:
         flags, count, _ = shell.check(body, track, self.registry)
         res.findings += [(offset + ln - 1, col, msg) for ln, col, msg in found + flags]
         res.references += count
+        # The shell checker skips heredoc bodies: a file written by one is checked here by its kind.
+        for target, prog, first, text in _heredocs(body):
+            kind = _file_kind(target, text, getattr(self, "_yaml_refs", set())) if target else (
+                "python" if prog and re.match(r"^python(\d(\.\d+)?)?$", prog) else None)
+            if kind is None:
+                res.kind, res.reason = "uncheckable", f"heredoc into {target or prog or 'a command'} (line {offset + first - 1})"
+                return
+            self._file(res, kind, target or "stdin.py", text, track, offset + first - 1)
 
     def _python(self, res: CellResult, text: str, track: Track, start: int) -> None:
         # `!cmd` lines are shell: check them as such, the rest as Python (magics blanked).
