@@ -219,7 +219,8 @@ python3 /app/examples/run.py --engine_dir "$ENGINES/target" --tokenizer_dir "$HF
 # ## 5. The `inflight_batcher_llm` repository, filled with `fill_template.py`
 #
 # The templates have `${key}` placeholders; `fill_template.py -i FILE key:value,...` substitutes them in place and
-# stops on a key that the file does not contain ([config] lists each model's keys). A comma inside a value must
+# stops on a key that the file does not contain (**[fill]**: the script as read at TensorRT-LLM commit 2a9abd9, not
+# tied to 1.1.0; recorded in the 1.1.0 snapshot, `triton.yaml`). [config] lists each model's keys. A comma inside a value must
 # be escaped (`gpu_device_ids:0\,1`) ([config]). Mandatory keys per model ([config]): ensemble
 # `triton_max_batch_size`, `logits_datatype`; preprocessing / postprocessing `triton_max_batch_size`,
 # `tokenizer_dir`, `*_instance_count`; `tensorrt_llm_bls` `triton_max_batch_size`, `decoupled_mode`,
@@ -252,12 +253,14 @@ grep -c '\${' "$REPO"/*/config.pbtxt || true
 
 # %% [markdown]
 # The last line counts placeholders left unfilled per model; `fill_template.py` leaves them as literal
-# `${...}`, which the backends treat as unset.
+# `${...}`, which the backends treat as unset ([fill]). The `multimodal_encoders` model is not used here and is
+# removed, so that its unfilled template is not loaded.
 #
 # ## 6. Serve and send a request to the ensemble
 #
-# `launch_triton_server.py` starts `tritonserver` under `mpirun` in the background and returns ([config],
-# [tutorial]); the next cell waits until the server is ready (with a time limit) and fails otherwise.
+# `launch_triton_server.py` starts `tritonserver` under `mpirun` in the background and returns (the script as
+# recorded in the 1.1.0 snapshot, read at TensorRT-LLM commit 0a2e2c1, not tied to 1.1.0); the next cell waits
+# until the server is ready (with a time limit) and fails otherwise.
 
 # %%
 # %%bash
