@@ -41,6 +41,7 @@ from specdec_guide.diagnostics import Diagnostic
 REGISTRY_PATH = "snippets/VERIFIED_BY.yaml"
 EXECUTED = "executed on CPU"
 GPU_ONLY = "GPU tier only"
+CELLS_CHECKED = "checked statically against"
 
 
 @dataclass
@@ -181,6 +182,20 @@ class Verifier:
         res = runner.check_file(path, kind, text, track, self.registry, self.root, lambda p: True)
         return f"checked against schema of TRT-LLM {track.id}" if res.references else None
 
+    def gpu_cells(self, path: Path) -> str | None:
+        """"N of M code cells checked statically ..." for a GPU-tier notebook (None if unreadable)."""
+        from specdec_guide.diagnostics import UserError
+        from specdec_guide.validate.notebook import NotebookChecker
+
+        try:
+            res = NotebookChecker(self.registry).check_source(path, self.trtllm)
+        except (UserError, OSError, ValueError):
+            return None
+        failing = sum(1 for c in res.cells if c.findings or c.kind == "uncheckable")
+        text = (f"{len(res.checked)} of {len(res.cells)} code cells {CELLS_CHECKED} TRT-LLM {res.track}"
+                f"{f' ({len(res.unchecked)} marked unchecked, with the reason)' if res.unchecked else ''}")
+        return text + (f"; {failing} failing" if failing else "")
+
     def methods(self, path: Path) -> list[str]:
         key = path.resolve()
         if key not in self._cache:
@@ -196,6 +211,9 @@ class Verifier:
             if checked:
                 methods.append(checked)
             if tier == "gpu":
+                cells = self.gpu_cells(path)
+                if cells:
+                    methods.append(cells)
                 methods.append(GPU_ONLY)
             self._cache[key] = methods
         return self._cache[key]
@@ -266,7 +284,10 @@ def markdown_page(root: Path | None = None) -> str:
         f"- **{EXECUTED}**: a test in the CPU suite runs the file (declared in `{REGISTRY_PATH}`).\n"
         "- **checked against schema of TRT-LLM X**: `specdec-guide validate` compares every key, "
         "keyword, flag and import in it with the recorded facts of that release.\n"
-        f"- **{GPU_ONLY}**: a notebook that needs TensorRT-LLM on an NVIDIA GPU; it runs in the GPU tier.\n\n"
+        f"- **{GPU_ONLY}**: a notebook that needs TensorRT-LLM on an NVIDIA GPU; it runs in the GPU tier. "
+        f"On every commit each of its code cells is {CELLS_CHECKED} its release's snapshot "
+        "(shell cells as commands and flags, Python by AST, YAML and config.pbtxt cells against their "
+        "schemas); the count says how many, and a cell that cannot be checked carries its reason.\n\n"
     )
     return intro + markdown_table(rows=rows)
 

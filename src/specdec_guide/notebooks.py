@@ -28,6 +28,8 @@ TIERS = ("cpu", "gpu")
 #: Packages whose versions go into a run's stamp.
 STAMPED_PACKAGES = ("specdec-guide", "torch", "transformers", "nvidia-pytriton", "tensorrt_llm")
 CELL_TIMEOUT_S = 300
+#: An engine build or a model download in a GPU notebook cell takes longer.
+GPU_CELL_TIMEOUT_S = 1800
 
 
 def repo_root(start: Path | None = None) -> Path:
@@ -148,6 +150,26 @@ def _versions() -> dict[str, str]:
     return out
 
 
+#: Set by the GPU workflow to the image it runs in; a stamp never guesses the container.
+CONTAINER_ENV = "SPECDEC_GUIDE_CONTAINER_IMAGE"
+
+
+def _gpu_provenance() -> dict[str, str]:
+    """GPU model, driver and container image for a GPU run's stamp."""
+    import os
+    import subprocess
+
+    gpu, driver = "unknown", "unknown"
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            gpu, driver = (p.strip() for p in out.stdout.strip().splitlines()[0].split(",", 1))
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        pass
+    return {"gpu": gpu, "driver": driver, "container": os.environ.get(CONTAINER_ENV, f"unknown ({CONTAINER_ENV} not set)")}
+
+
 def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
     """Run a notebook top to bottom in a fresh kernel, store outputs and the provenance stamp."""
     import jupytext
@@ -175,6 +197,7 @@ def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
     meta["last_run"] = {
         "date": _dt.date.today().isoformat(),
         "where": f"{platform.system()} {platform.machine()}, CPU only" if info.tier == "cpu" else platform.node(),
+        **(_gpu_provenance() if info.tier == "gpu" else {}),
         "versions": _versions(),
         "duration_s": took,
         "code_sha256": code_hash(nb),
@@ -188,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=("sync", "check", "run"),
                         help="sync: .py -> .ipynb; check: pairs in sync and outputs fresh; run: execute CPU notebooks")
     parser.add_argument("names", nargs="*", help="only these notebooks (file names or stems)")
+    parser.add_argument("--tier", choices=TIERS, default="cpu",
+                        help="run: the tier to execute (gpu needs an NVIDIA GPU and tensorrt_llm: make test-gpu)")
     args = parser.parse_args(argv)
     try:
         infos = [i for i in list_notebooks()
@@ -198,10 +223,15 @@ def main(argv: list[str] | None = None) -> int:
                 sync(info)
                 print(f"synced {info.paired}")
             elif args.action == "run":
-                if info.tier != "cpu":
-                    print(f"skipped {info.source.name}: tier {info.tier} (run it on a GPU box: make test-gpu)")
+                if info.tier != args.tier:
+                    print(f"skipped {info.source.name}: tier {info.tier} (this run: --tier {args.tier})")
                     continue
-                print(f"ran {info.paired} in {execute(info):.1f} s")
+                if info.tier == "gpu":
+                    from specdec_guide.gpu_tier import missing
+
+                    if missing():
+                        raise UserError("GPU notebooks need " + " and ".join(missing()), exit_code=1)
+                print(f"ran {info.paired} in {execute(info, timeout=GPU_CELL_TIMEOUT_S if info.tier == 'gpu' else CELL_TIMEOUT_S):.1f} s")
             else:
                 problems += [p for p in (out_of_sync(info), info.tier == "cpu" and stale_outputs(info)) if p]
         for p in problems:

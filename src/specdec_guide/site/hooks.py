@@ -3,6 +3,8 @@
 - ``speculative_decoding/verification.md`` is generated at build time from
   ``specdec-guide coverage``, so the page that tells readers how each snippet is verified
   can never drift from the checks that really run.
+- ``speculative_decoding/migration.md`` carries a marker that is replaced by the migration table,
+  rendered from ``snippets/migration/map.yaml`` (the same data tests/test_migration.py checks).
 - ``speculative_decoding/versions.md``: its LLM-API tables (``decoding_type`` spellings, draft-model
   key, rule counts) are rendered from the schema snapshots (:mod:`specdec_guide.site.version_tables`).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
@@ -34,22 +36,36 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
+    from specdec_guide import migration
     from specdec_guide.site.version_tables import expand
 
-    return expand(markdown)
+    markdown = expand(markdown)
+    if migration.TABLE_MARKER not in markdown:
+        return markdown
+    root = Path(config["config_file_path"]).parent
+    return markdown.replace(migration.TABLE_MARKER, migration.markdown_table(root))
 
 
 def _banner(meta: dict) -> str:
     tier = meta.get("tier", "cpu")
     run = meta.get("last_run")
     if tier == "gpu":
-        title = "GPU tier"
-        body = (f"Written for <code>{html.escape(str(meta.get('container')))}</code> with TensorRT-LLM "
-                f"{html.escape(str(meta.get('trtllm_version')))}. It runs only on an NVIDIA GPU with "
-                "TensorRT-LLM (<code>make test-gpu</code>); outputs shown come from that run, if any.")
+        written = (f"Written for <code>{html.escape(str(meta.get('container')))}</code> with TensorRT-LLM "
+                   f"{html.escape(str(meta.get('trtllm_version')))}.")
         if run:
-            body += f" Last run {html.escape(run['date'])} on {html.escape(run['where'])}."
-        kind = "warning"
+            title = f"Run on a GPU {html.escape(str(run.get('date')))}"
+            body = (f"{written} The outputs below come from <code>make test-gpu</code> on "
+                    f"{html.escape(str(run.get('gpu')))} (driver {html.escape(str(run.get('driver')))}) in "
+                    f"<code>{html.escape(str(run.get('container')))}</code>, in {run.get('duration_s')} s.")
+            kind = "success"
+        else:
+            # Said plainly: nothing on this page has run on a GPU yet, so it shows no outputs.
+            title = "Not yet run on a GPU"
+            body = (f"{written} This notebook has not been run on a GPU: it carries no outputs. On every "
+                    "commit each of its code cells is checked statically against the schema snapshot of "
+                    "that release (commands and flags, LLM API keywords, YAML and config.pbtxt keys); "
+                    "<code>make test-gpu</code> executes it in that container.")
+            kind = "warning"
     elif run:
         versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items())
         title = f"Last verified {html.escape(run['date'])}"
