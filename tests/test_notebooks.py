@@ -6,7 +6,6 @@ check what the site renders: the stored .ipynb.
 
 from __future__ import annotations
 
-
 import json
 import re
 import shutil
