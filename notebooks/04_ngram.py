@@ -101,6 +101,7 @@ print(baseline.text)
 # pool keeps and shares candidates. Upstream's NGram examples turn the overlap scheduler off.
 
 # %%
+from tensorrt_llm import LLM
 from tensorrt_llm.llmapi import NGramDecodingConfig
 
 ngram = NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2,
