@@ -251,8 +251,8 @@ assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accep
 # Where tensor parallelism matters: the 70B target does not fit one GPU (about 141 GB of bf16
 # weights, so two GPUs with room for that plus the KV cache, e.g. two H200s). The head is
 # `yuhuili/EAGLE3-LLaMA3.3-Instruct-70B`; the 1.1.0 docs list Llama 3.3 70B under two-model
-# EAGLE-3. On fewer than two GPUs these cells say they were skipped. Behind Triton the same split is `tensor_parallel_size: 2` in `model.yaml`
-# and `launch_triton_server.py --world_size 2`.
+# EAGLE-3. On fewer than two GPUs these cells say they were skipped. Behind Triton the same
+# split is `tensor_parallel_size: 2` in `model.yaml` and `launch_triton_server.py --world_size 2`.
 
 # %%
 # %%writefile eagle3_70b.yaml
