@@ -1,0 +1,102 @@
+"""The troubleshooting page's reproductions, run on the CPU.
+
+Each entry that can be reproduced without a GPU has a snippet under snippets/troubleshooting/:
+configuration mistakes run ``specdec-guide validate`` on the YAML the upstream report used;
+request mistakes run against a real tritonserver serving the CPU stand-in of TensorRT-LLM's
+llmapi model. The page shows each snippet and, from snippets/troubleshooting/out/, the output
+it printed. These tests run every snippet and compare its output with that file, so the page
+can only show what the tools really print.
+
+After a deliberate change (a new message wording), regenerate the files with
+``SPECDEC_UPDATE_OUTPUTS=1 python -m pytest tests/test_troubleshooting.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specdec_guide import templates
+from specdec_guide.triton import TritonServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = ROOT / "snippets" / "troubleshooting"
+OUT = SNIPPETS / "out"
+UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
+
+
+def _run(path: Path, cwd: Path, **env) -> str:
+    """Run a snippet as a reader would: bash for .sh, python for .py; stdout, then stderr."""
+    cmd = ["bash", str(path)] if path.suffix == ".sh" else [sys.executable, str(path)]
+    # The reader's PATH has the venv's bin (specdec-guide, python3) first.
+    path_env = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=180,
+                          env=dict(os.environ, PATH=path_env, **env))
+    return done.stdout + done.stderr
+
+
+def _compare(name: str, output: str) -> None:
+    expected = OUT / f"{name}.txt"
+    if UPDATE:
+        expected.write_text(output)
+    assert expected.is_file(), f"{expected} is missing: run with SPECDEC_UPDATE_OUTPUTS=1 and review it"
+    assert output == expected.read_text(), f"{name}: the output differs from {expected.relative_to(ROOT)}"
+
+
+# ---- configuration mistakes: the validator ---------------------------------------------------
+@pytest.mark.parametrize("name, must_say", [
+    ("docs_yaml_on_1.1.0", ["unknown key 'speculative_config.speculative_model'",
+                            "missing required key 'speculative_config.speculative_model_dir'"]),
+    ("eagle3_value", ["'Eagle3' is not a decoding_type in TRT-LLM 1.1.0"]),
+    ("old_key_names", ["unknown key 'use_cuda_graph'", "unknown key 'speculative_config.pytorch_weights_path'"]),
+])
+def test_configuration_mistake_is_reported_by_the_validator(name, must_say, tmp_path):
+    output = _run(SNIPPETS / f"{name}.sh", tmp_path)
+    for text in must_say:
+        assert text in output, output
+    assert output.rstrip().endswith("problems") or output.rstrip().endswith("problem"), output
+    _compare(name, output)
+
+
+# ---- request mistakes: a real tritonserver with the CPU stand-in -------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_models):
+    """tensorrt_llm: decoupled (the templates' default); tensorrt_llm_sync: decoupled false."""
+    target, _ = tiny_models
+    repo = tmp_path_factory.mktemp("troubleshooting_repo")
+    templates.render("baseline", model=str(target), out=repo, force=True)
+    templates.render("baseline", model=str(target), out=repo, force=True, name="tensorrt_llm_sync", decoupled=False)
+    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("name, model, must_say", [
+    ("max_tokens_ignored", "tensorrt_llm", ["max_tokens: 32 characters", "sampling_param_max_tokens: 8 characters"]),
+    ("infer_unknown_input", "tensorrt_llm_sync", ["unexpected inference input 'max_tokens'"]),
+    ("stream_not_decoupled", "tensorrt_llm_sync", ["Streaming is only supported in decoupled mode."]),
+    ("http_infer_decoupled", "tensorrt_llm", ["doesn't support models with decoupled transaction policy"]),
+])
+def test_request_mistake_on_the_cpu_stand_in(name, model, must_say, server, tmp_path):
+    snippet = next(SNIPPETS.glob(f"{name}.*"))
+    output = _run(snippet, tmp_path, TRITON_HTTP=server.http_address, TRITON_MODEL=model)
+    for text in must_say:
+        assert text in output, output
+    _compare(name, output)
+
+
+def test_every_reproduction_has_its_output_and_a_test():
+    """No orphan: each snippet here is run above and each output file belongs to a snippet."""
+    snippets = {p.stem for p in SNIPPETS.iterdir() if p.is_file()}
+    outputs = {p.stem for p in OUT.glob("*.txt")}
+    assert snippets == outputs, f"snippets without output: {snippets - outputs}; outputs without snippet: {outputs - snippets}"
+    tested = {"docs_yaml_on_1.1.0", "eagle3_value", "old_key_names", "max_tokens_ignored", "infer_unknown_input",
+              "stream_not_decoupled", "http_infer_decoupled"}
+    assert snippets == tested
