@@ -153,7 +153,7 @@ speculative_config:
 # echo $! > serve.pid
 
 # %%
-wait_ready("http://127.0.0.1:8000/health", pid_file="serve.pid")
+wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve.pid")
 
 # %%
 from openai import OpenAI

@@ -177,7 +177,7 @@ speculative_config:
 # echo $! > serve.pid
 
 # %%
-wait_ready("http://127.0.0.1:8000/health", pid_file="serve.pid")
+wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve.pid")
 
 # %%
 from openai import OpenAI
@@ -306,7 +306,7 @@ else:
 
 # %%
 if TWO_GPUS:
-    wait_ready("http://127.0.0.1:8000/health", pid_file="serve70.pid", timeout_s=3600)
+    wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve70.pid", timeout_s=3600)
     try:
         reply = post_json("http://127.0.0.1:8000/v1/completions", {
             "model": "meta-llama/Llama-3.3-70B-Instruct", "prompt": PROMPT, "max_tokens": MAX_TOKENS,
