@@ -178,6 +178,9 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # specdec-guide repo render --method ngram --engine trtllm \
 #   --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 --out repo_ngram --force
 # cat repo_ngram/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_ngram/tensorrt_llm/config.pbtxt
 
 # %% [markdown]
 # The container's launcher starts `tritonserver` in the background and returns: HTTP on 8000,

@@ -187,6 +187,9 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 #   --model meta-llama/Llama-3.1-8B-Instruct --draft-model meta-llama/Llama-3.2-1B-Instruct \
 #   --out repo_draft_target --force
 # cat repo_draft_target/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_draft_target/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
 # python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_draft_target" --world_size 1

@@ -201,6 +201,9 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 #   --model meta-llama/Llama-3.1-8B-Instruct --draft-model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B \
 #   --out repo_eagle3 --force
 # cat repo_eagle3/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_eagle3/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
 # python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_eagle3" --world_size 1

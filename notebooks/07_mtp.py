@@ -158,6 +158,9 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # sed -i 's/^tensor_parallel_size: 1$/tensor_parallel_size: 8\nmoe_expert_parallel_size: 8\ntrust_remote_code: true/' \
 #   repo_mtp/tensorrt_llm/1/model.yaml
 # cat repo_mtp/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_mtp/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
 # python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_mtp" --world_size 8

@@ -100,3 +100,31 @@ def test_every_reproduction_has_its_output_and_a_test():
     tested = {"docs_yaml_on_1.1.0", "eagle3_value", "old_key_names", "max_tokens_ignored", "infer_unknown_input",
               "stream_not_decoupled", "http_infer_decoupled"}
     assert snippets == tested
+
+
+# ---- the container's launcher and the templates' decoupled setting ----------------------------
+@pytest.mark.triton
+def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(tmp_path, tiny_models):
+    """launch_triton_server.py passes --disable-auto-complete-config to tritonserver, so the
+    llmapi model's auto_complete_config never copies triton_config.decoupled from model.yaml.
+    Served that way, the template as rendered refuses to stream; with the policy appended to
+    config.pbtxt (what the GPU notebooks do) it streams."""
+    target, _ = tiny_models
+    repo = tmp_path / "repo"
+    templates.render("baseline", model=str(target), out=repo, force=True)
+    templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
+    config = repo / "with_policy" / "config.pbtxt"
+    config.write_text(config.read_text() + "\nmodel_transaction_policy {\n  decoupled: true\n}\n")
+    srv = TritonServer(repo, timeout=180, extra_args=("--disable-auto-complete-config",),
+                       env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        srv.start()
+        as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+                           TRITON_MODEL="tensorrt_llm")
+        fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+                     TRITON_MODEL="with_policy")
+    finally:
+        srv.stop()
+    assert as_rendered == (OUT / "stream_not_decoupled.txt").read_text()
+    events = [line for line in fixed.splitlines() if line.startswith("data: ")]
+    assert len(events) > 1 and all('"text_output"' in e for e in events), fixed
