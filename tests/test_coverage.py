@@ -21,7 +21,9 @@ def test_clean_fixture_every_snippet_verified():
     assert methods["snippets/serve/ngram.sh"] == ["checked against schema of TRT-LLM 1.1.0"]
     assert methods["snippets/serve/eagle3.yaml"] == ["checked against schema of TRT-LLM 1.2.0"]
     # The notebook glob does not claim the GPU notebook ran on CPU.
-    assert methods["notebooks/02_gpu_eagle3.py"] == ["checked against schema of TRT-LLM 1.2.0", "GPU tier only"]
+    assert methods["notebooks/02_gpu_eagle3.py"] == ["checked against schema of TRT-LLM 1.2.0",
+                                                     "1 of 1 code cells checked statically against TRT-LLM 1.2.0",
+                                                     "GPU tier only"]
     assert methods["notebooks/01_basics.py"][0].startswith("executed on CPU")
     assert "snippets/VERIFIED_BY.yaml" not in methods
 

@@ -70,6 +70,13 @@ def test_the_page_of_an_unrun_gpu_notebook_says_so():
 HEADER = """\
 # ---
 # jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -95,7 +102,7 @@ def test_an_unknown_flag_in_a_bash_cell_is_reported_at_its_line(tmp_path, checke
         # %%bash
         trtllm-build --checkpoint_dir ckpt --output_dir eng --max_batch_sise 4
         """)
-    assert len(diags) == 1 and diags[0].startswith("nb.py:15:") and "max_batch_sise" in diags[0], diags
+    assert len(diags) == 1 and diags[0].startswith("nb.py:22:") and "max_batch_sise" in diags[0], diags
     assert result.cells[0].kind == "shell" and result.cells[0].references == 1
 
 
@@ -179,3 +186,41 @@ def test_a_cell_can_name_another_track(tmp_path, checker):
         import json
         """)
     assert diags and "unknown TRT-LLM track '0.0.9'" in diags[0]
+
+
+def test_a_name_imported_in_an_earlier_cell_is_checked_where_it_is_called(tmp_path, checker):
+    result, diags = _check(tmp_path, checker, """\
+        # %%
+        from tensorrt_llm.llmapi import NGramDecodingConfig
+
+        # %%
+        spec = NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2, is_keep_al=True)
+        """)
+    assert len(diags) == 1 and diags[0].startswith("nb.py:24:") and "is_keep_al" in diags[0], diags
+    assert result.cells[1].references == 1
+
+
+def test_a_heredoc_in_a_bash_cell_is_checked_by_what_it_writes(tmp_path, checker):
+    result, diags = _check(tmp_path, checker, """\
+        # %%
+        # %%bash
+        mkdir -p repo/tensorrt_llm/1
+        cat > repo/tensorrt_llm/1/model.yaml <<'EOF'
+        model: /models/target
+        max_batch_sise: 4
+        EOF
+        python3 - <<EOF
+        from tensorrt_llm import LLM
+        LLM(model="m", max_num_tokenz=8)
+        EOF
+        """)
+    assert any(d.startswith("nb.py:25:") and "max_batch_sise" in d for d in diags), diags
+    assert any(d.startswith("nb.py:29:") and "max_num_tokenz" in d for d in diags), diags
+    _, diags = _check(tmp_path, checker, """\
+        # %%
+        # %%bash
+        cat > notes.txt <<EOF
+        anything
+        EOF
+        """)
+    assert len(diags) == 1 and "heredoc into notes.txt" in diags[0], diags

@@ -44,6 +44,19 @@ def test_basics_notebook_page_shows_its_plot_and_stamp(built_site):
     assert "all outputs identical to plain greedy decoding" in html
 
 
+def test_gpu_notebook_pages_say_they_were_not_run_and_show_no_output(built_site):
+    """A GPU notebook without a stamped GPU run says so on its page; the migration table is rendered."""
+    for info in [i for i in list_notebooks(ROOT) if i.tier == "gpu"]:
+        html = (built_site / f"speculative_decoding/notebooks/{info.source.stem}/index.html").read_text(encoding="utf-8")
+        stamped = '"last_run"' in info.paired.read_text(encoding="utf-8")
+        if not stamped:
+            assert "has not been run on a GPU" in html, info.source.name
+            cells = re.findall(r'class="jp-Cell jp-CodeCell[^"]*"', html)
+            assert cells and all("jp-mod-noOutputs" in c for c in cells), f"{info.source.name}: shows an output"
+    migration = (built_site / "speculative_decoding/migration/index.html").read_text(encoding="utf-8")
+    assert "migration-table" not in migration and "<table>" in migration
+
+
 def test_python_sources_of_notebooks_are_not_published(built_site):
     assert not list(built_site.rglob("01_speculative_decoding_basics.py"))
 

@@ -9,6 +9,7 @@ code that ran. The GPU workflow commits the stamped notebooks back for review.
 from __future__ import annotations
 
 import os
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -34,5 +35,9 @@ def test_gpu_notebook_runs_in_its_container_and_stores_stamped_outputs(info):
             pytest.skip(f"{info.source.name} needs {needed} GPUs; this machine has {torch.cuda.device_count()}")
     if image and image != info.meta.get("container"):
         pytest.skip(f"{info.source.name} is pinned to {info.meta.get('container')}; this run is in {image}")
+    installed = metadata.version("tensorrt_llm")
+    if installed != str(info.meta.get("trtllm_version")):
+        pytest.skip(f"{info.source.name} is pinned to TensorRT-LLM {info.meta.get('trtllm_version')}; "
+                    f"this container has {installed}")
     execute(info, timeout=GPU_CELL_TIMEOUT_S)
     assert stale_outputs(info) is None

@@ -3,6 +3,8 @@
 - ``speculative_decoding/verification.md`` is generated at build time from
   ``specdec-guide coverage``, so the page that tells readers how each snippet is verified
   can never drift from the checks that really run.
+- ``speculative_decoding/migration.md`` carries a marker that is replaced by the migration table,
+  rendered from ``snippets/migration/map.yaml`` (the same data tests/test_migration.py checks).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
   ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
   notebook declares).
@@ -25,6 +27,15 @@ def on_files(files, config):
     root = Path(config["config_file_path"]).parent
     files.append(File.generated(config, VERIFICATION_PAGE, content=markdown_page(root)))
     return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    from specdec_guide import migration
+
+    if migration.TABLE_MARKER not in markdown:
+        return markdown
+    root = Path(config["config_file_path"]).parent
+    return markdown.replace(migration.TABLE_MARKER, migration.markdown_table(root))
 
 
 def _banner(meta: dict) -> str:

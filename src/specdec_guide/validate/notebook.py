@@ -97,6 +97,10 @@ class NotebookCheck:
         refs = sum(c.references for c in self.checked)
         text = (f"{self.source.name}: {len(self.checked)} of {len(self.cells)} code cells checked against "
                 f"TRT-LLM {self.track} ({kinds_txt or 'none'}; {refs} TRT-LLM references)")
+        # Honest counts: a cell that names nothing of TensorRT-LLM or Triton was only parsed.
+        bare = [c.index for c in self.checked if not c.references]
+        if bare:
+            text += f"\n  syntax only (names no TRT-LLM/Triton CLI, class or key): cells {', '.join(map(str, bare))}"
         for c in self.unchecked:
             text += f"\n  cell {c.index} (line {c.line}) not checked: {c.reason}"
         return text + "\n"
@@ -147,6 +151,70 @@ def _python_syntax(text: str) -> list:
     return []
 
 
+_HEREDOC_LINE = re.compile(r"<<-?\s*(['\"]?)([\w.\-]+)\1")
+_REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*(\"[^\"]+\"|'[^']+'|[^\s;&|<>]+)")
+
+
+def _heredocs(body: str):
+    """``(target file or None, program, first body line (1-based), body text)`` per heredoc."""
+    lines = body.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i].split(" #", 1)[0]
+        m = _HEREDOC_LINE.search(line) if "<<<" not in line else None
+        if not m:
+            i += 1
+            continue
+        end = m.group(2)
+        j = i + 1
+        while j < len(lines) and lines[j].strip() != end:
+            j += 1
+        red = _REDIRECT.search(line)
+        target = red.group(1).strip("\"'") if red else None
+        words = line.split()
+        prog = words[0] if words else None
+        yield target, prog, i + 2, "\n".join(lines[i + 1:j])
+        i = j + 1
+
+
+def _trtllm_imports(text: str) -> list[str]:
+    """The module-level ``import``/``from`` statements of ``text`` that name tensorrt_llm."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == python_ast.ROOT:
+            out.append(ast.unparse(node))
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] == python_ast.ROOT for a in node.names):
+            out.append(ast.unparse(node))
+    return out
+
+
+def _trtllm_uses(text: str, shift: int) -> int:
+    """TensorRT-LLM imports and calls of imported TensorRT-LLM names below line ``shift``."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return 0
+    names: set[str] = set()
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            if any(m.split(".")[0] == python_ast.ROOT for m in mods) and getattr(node, "level", 0) == 0:
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                count += node.lineno > shift
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno > shift:
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            count += isinstance(root, ast.Name) and root.id in names
+    return count
+
+
 def _file_kind(target: str, body: str, llm_yaml_refs: set[str]) -> str | None:
     path = Path(target)
     if path.suffix in (".yaml", ".yml") and (PurePosixPath(target).name in llm_yaml_refs
@@ -180,11 +248,14 @@ class NotebookChecker:
         py_text = source.read_text(encoding="utf-8")
         nb = jupytext.read(source)
         meta = read_meta(source)
-        default = self.registry.resolve(track_name or meta.get("trtllm_version"))
+        # The notebook's pin (its metadata), else the file's own trtllm= directive, else the default track.
+        default = self.registry.resolve(track_name or meta.get("trtllm_version") or kinds.declared_track(py_text))
         starts = _cell_starts(py_text, len(nb.cells))
         cells = [(i, starts[i - 1], c.source) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
         refs = self._llm_yaml_refs(cells, default)
+        self._yaml_refs = refs
         result = NotebookCheck(source, default.id)
+        self._imports = []  # TRT-LLM import statements of the cells so far: later cells use their names
         for index, start, text in cells:
             if not text.strip():
                 continue
@@ -246,6 +317,14 @@ class NotebookChecker:
         flags, count, _ = shell.check(body, track, self.registry)
         res.findings += [(offset + ln - 1, col, msg) for ln, col, msg in found + flags]
         res.references += count
+        # The shell checker skips heredoc bodies: a file written by one is checked here by its kind.
+        for target, prog, first, text in _heredocs(body):
+            kind = _file_kind(target, text, getattr(self, "_yaml_refs", set())) if target else (
+                "python" if prog and re.match(r"^python(\d(\.\d+)?)?$", prog) else None)
+            if kind is None:
+                res.kind, res.reason = "uncheckable", f"heredoc into {target or prog or 'a command'} (line {offset + first - 1})"
+                return
+            self._file(res, kind, target or "stdin.py", text, track, offset + first - 1)
 
     def _python(self, res: CellResult, text: str, track: Track, start: int) -> None:
         # `!cmd` lines are shell: check them as such, the rest as Python (magics blanked).
@@ -255,9 +334,15 @@ class NotebookChecker:
                 found, count, _ = shell.check(m.group(2), track, self.registry)
                 res.references += count
                 res.findings += [(start + i, col + len(m.group(1)) + 1, msg) for _, col, msg in found]
-        findings, refs = python_ast.check(text, track, self.registry, notebook=True)
-        res.findings += [(start + ln - 1, col, msg) for ln, col, msg in findings]
-        res.references += refs
+        # A kernel keeps what earlier cells imported: check this cell after those imports, so that
+        # `DraftTargetDecodingConfig(...)` is checked in the cell that calls it.
+        imports = list(getattr(self, "_imports", []))
+        prefix = "".join(f"{imp}\n" for imp in imports)
+        findings, _ = python_ast.check(prefix + text, track, self.registry, notebook=True)
+        shift = prefix.count("\n")
+        res.findings += [(start + ln - 1 - shift, col, msg) for ln, col, msg in findings if ln > shift]
+        res.references += _trtllm_uses(prefix + python_ast.strip_magics(text), shift)
+        self._imports = imports + _trtllm_imports(python_ast.strip_magics(text))
 
     def _file(self, res: CellResult, kind: str, target: str, body: str, track: Track, offset: int) -> None:
         if kind == "pbtxt":

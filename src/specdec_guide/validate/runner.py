@@ -106,10 +106,17 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
         res.findings = llm_yaml.check(text, track, registry, model_yaml=path.name == "model.yaml")
         res.references = 1
     elif kind == "python":
-        notebook = kinds.is_notebook(path, root)
-        res.findings, res.references = python_ast.check(text, track, registry, notebook=notebook)
-        if notebook:
-            res.snippets = python_ast.count_cells(text)
+        if kinds.is_notebook(path, root) and path.is_file():
+            # Cell by cell: a `%%bash` or `%%writefile` cell's body is not Python (validate.notebook).
+            from specdec_guide.validate.notebook import NotebookChecker
+
+            nbc = NotebookChecker(registry).check_source(path)
+            res.track = registry.find(nbc.track) or track
+            res.findings = [(d.line, d.col, d.message) for d in nbc.diagnostics()]
+            res.references = sum(c.references for c in nbc.checked)
+            res.snippets = max(1, len(nbc.cells))
+        else:
+            res.findings, res.references = python_ast.check(text, track, registry, notebook=False)
     elif kind == "shell":
         res.findings, res.references, _ = shell.check(text, track, registry)
     elif kind == "page":

@@ -1,0 +1,190 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   specdec_guide:
+#     tier: gpu
+#     title: Migrate the engine workflow to the LLM API
+#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
+#     trtllm_version: 1.1.0
+#     gpu: one NVIDIA H100 80 GB
+# ---
+
+# %% [markdown]
+# # Migrate the engine workflow to the LLM API
+#
+# The legacy notebook (02) built engines for Draft/Target and n-gram with the
+# Vicuna-7B / Vicuna-68M pair. This notebook does the same two methods with the LLM API of the same container
+# (TensorRT-LLM 1.1.0): no checkpoint conversion, no engine, no BLS. First in Python, then behind Triton's
+# `llmapi` model, whose `model.yaml` takes the same keys. The migration map page has every flag
+# and key; its data is printed by the first cell, from the file the tests check.
+#
+# Sources: the LLM API names come from the 1.1.0 snapshot in `src/specdec_guide/schemas/1.1.0/` (each entry
+# names where it was read); the `llmapi` repository, its launch command and its request inputs from
+# tensorrtllm_backend r25.12 `docs/llmapi.md` (**[llmapi]**). `disable_overlap_scheduler: true` for NGram and
+# Draft/Target follows upstream's examples for these methods (research notes; the GPU run confirms it runs).
+
+# %%
+import pathlib
+
+from specdec_guide import migration
+
+ROOT = pathlib.Path.cwd().parent if pathlib.Path.cwd().name == "notebooks" else pathlib.Path.cwd()
+rows, problems = migration.check(ROOT)
+print(f"{len(rows)} rows; {len(problems)} not confirmed by the snapshots")
+print(migration.markdown_table(ROOT))
+
+# %%
+import os
+
+from huggingface_hub import snapshot_download
+
+WORK = pathlib.Path(os.environ.get("SPECDEC_WORK", "/tmp/specdec-legacy"))
+TARGET = snapshot_download("lmsys/vicuna-7b-v1.3", local_dir=str(WORK / "hf" / "target"))
+DRAFT = snapshot_download("double7/vicuna-68m", local_dir=str(WORK / "hf" / "draft"))
+PROMPTS = ["Write the numbers from 1 to 30, comma separated:",
+           "Repeat this list twice: alpha, beta, gamma, delta, epsilon."]
+
+# %% [markdown]
+# ## The baseline, then Draft/Target, in Python
+#
+# Legacy: `--speculative_decoding_mode draft_tokens_external --max_draft_len 10` on the target engine, a second
+# engine for the draft, and `num_draft_tokens` per BLS request. LLM API: one `DraftTargetDecodingConfig`, with
+# the draft as a Hugging Face checkpoint (`speculative_model_dir` in 1.1.0) and `max_draft_len` for the whole
+# server. Greedy output must not change.
+
+# %%
+from tensorrt_llm import LLM, SamplingParams
+from tensorrt_llm.llmapi import DraftTargetDecodingConfig, KvCacheConfig, NGramDecodingConfig
+
+GREEDY = SamplingParams(max_tokens=64, temperature=0.0)
+
+
+def run(**kwargs) -> list[str]:
+    llm = LLM(model=TARGET, kv_cache_config=KvCacheConfig(free_gpu_memory_fraction=0.5), **kwargs)
+    try:
+        return [o.outputs[0].text for o in llm.generate(PROMPTS, GREEDY)]
+    finally:
+        llm.shutdown()
+
+
+baseline = run()
+print(baseline)
+
+# %%
+dtm = run(speculative_config=DraftTargetDecodingConfig(max_draft_len=4, speculative_model_dir=DRAFT),
+          disable_overlap_scheduler=True)
+assert dtm == baseline, (baseline, dtm)
+print("Draft/Target: identical to the baseline")
+
+# %% [markdown]
+# ## n-gram
+#
+# Legacy: `examples/run.py --ngram_config "[4,2,[0]]"` against the `draft_tokens_external` engine. LLM API:
+# `NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2)`, served like any other method.
+
+# %%
+ngram = run(speculative_config=NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2),
+            disable_overlap_scheduler=True)
+assert ngram == baseline, (baseline, ngram)
+print("NGram: identical to the baseline")
+
+# %% [markdown]
+# ## Behind Triton: the `llmapi` model
+#
+# The five `fill_template.py` calls of the legacy repository become one `model.yaml` ([llmapi]): every key except
+# `triton_config` goes to `LLM(...)` (the llmapi `model.py` as recorded in the 1.1.0 snapshot, `triton.yaml`,
+# read at a commit not tied to 1.1.0). The repository is the container's `/app/all_models/llmapi` with our
+# `model.yaml` in place of the shipped one.
+
+# %%
+# %%bash
+# Source: [llmapi] ("cp -R .../all_models/llmapi/ llmapi_repo/"), inside the container under /app.
+set -euo pipefail
+rm -rf /tmp/specdec-legacy/llmapi_dtm && mkdir -p /tmp/specdec-legacy/v1.2.1/tensorrt_llm/1
+cp -R /app/all_models/llmapi /tmp/specdec-legacy/llmapi_dtm
+ls /tmp/specdec-legacy/llmapi_dtm/tensorrt_llm/1
+
+# %%
+# %%writefile /tmp/specdec-legacy/llmapi_dtm/tensorrt_llm/1/model.yaml
+model: /tmp/specdec-legacy/hf/target
+backend: pytorch
+disable_overlap_scheduler: true
+kv_cache_config:
+  free_gpu_memory_fraction: 0.5
+speculative_config:
+  decoding_type: DraftTarget
+  max_draft_len: 4
+  speculative_model_dir: /tmp/specdec-legacy/hf/draft
+triton_config:
+  max_batch_size: 0
+  decoupled: false
+
+# %% [markdown]
+# The same file for TensorRT-LLM 1.2.1 (a Triton 26.04+ container) differs in two places: the draft is
+# `speculative_model`, and the `decoding_type` is spelled `Draft_Target` (as Triton's guide for those containers
+# writes it); it is
+# written here for comparison and checked against the 1.2.1 snapshot, not served by this container.
+
+# %%
+# %%writefile /tmp/specdec-legacy/v1.2.1/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.2.1
+model: /tmp/specdec-legacy/hf/target
+backend: pytorch
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: Draft_Target
+  max_draft_len: 4
+  speculative_model: /tmp/specdec-legacy/hf/draft
+triton_config:
+  max_batch_size: 0
+  decoupled: false
+
+# %%
+# %%bash
+# Source: [llmapi] (launch_triton_server.py --model_repo=llmapi_repo/).
+python3 /app/scripts/launch_triton_server.py --model_repo /tmp/specdec-legacy/llmapi_dtm
+
+# %%
+import json
+import time
+import urllib.request
+
+
+def wait_ready(timeout_s: float = 900.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen("http://localhost:8000/v2/health/ready", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(5)
+    raise TimeoutError("tritonserver did not become ready")
+
+
+wait_ready()
+body = {"text_input": PROMPTS[0], "sampling_param_max_tokens": 64, "sampling_param_temperature": 0.0,
+        "sampling_param_exclude_input_from_output": True, "sampling_param_return_perf_metrics": True}
+req = urllib.request.Request("http://localhost:8000/v2/models/tensorrt_llm/generate",
+                             data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(req, timeout=300) as r:
+    out = json.loads(r.read())
+print({k: out[k] for k in ("text_output", "total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
+# [llmapi]: the perf metrics come back as strings.
+assert int(out["total_draft_tokens"]) > 0 and int(out["total_accepted_draft_tokens"]) > 0
+assert out["text_output"] == baseline[0], (baseline[0], out["text_output"])
+
+# %%
+# %%bash
+pkill -x tritonserver || true
