@@ -13,6 +13,18 @@ well, so nothing recorded goes unchecked. Every fact's ``source:`` points at the
 package and version. triton.yaml is not regenerated (it describes files in the container).
 
 The GPU tier (tests/gpu/test_schema_snapshot.py) calls :func:`regenerate` and :func:`compare`.
+
+Without an installed release, the LLM-API facts can be re-derived from the release's rendered
+source page instead (TensorRT-LLM gh-pages ``<version>/_modules/tensorrt_llm/llmapi/llm_args.html``,
+the page each snapshot names under ``sources.llm_args``):
+
+    python scripts/regen_schema.py --page llm_args.html --check src/specdec_guide/schemas/1.2.1
+
+parses the page (HTML -> Python source -> ``ast``), extracts every pydantic class's fields and
+the ``decoding_type`` table of ``DecodingBaseConfig.from_dict``, prints the page's length and
+SHA-256, and exits 1 when the snapshot and the page disagree. The page is not stored in this
+repository (upstream code), so the test suite runs this only where a copy is provided
+(``SPECDEC_LLM_ARGS_PAGE_<version with underscores>``) and skips, saying so, elsewhere.
 """
 
 from __future__ import annotations
@@ -459,11 +471,232 @@ def compare(recorded: dict, installed: dict) -> list[str]:
     return diffs
 
 
+# ---- the rendered release source page ----------------------------------------------------
+_TAG = re.compile(r"<[^>]+>")
+
+
+def page_source(html_text: str) -> str:
+    """The Python source shown on a Sphinx ``_modules`` page: the highlighted block, tags removed."""
+    import html as html_mod
+
+    start = html_text.find('<div class="highlight"><pre>')
+    end = html_text.find("</pre></div>", start)
+    body = html_text[start:end] if start >= 0 and end > start else html_text
+    body = re.sub(r'<a class="viewcode-back"[^>]*>\[docs\]</a>\n?', "", body)
+    return html_mod.unescape(_TAG.sub("", body))
+
+
+_PAGE_PRIMS = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Path": "str", "Any": "any",
+               "object": "object", "dict": "dict[str, any]", "list": "list[any]"}
+
+
+def _page_type(node, enums: dict, known: set) -> str:
+    """An annotation from the page's source in the snapshot grammar (same rules as :func:`type_string`)."""
+    import ast
+
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "null"
+    if isinstance(node, ast.Name):
+        if node.id in enums and enums[node.id] is None:
+            return f"{node.id} | null"
+        if node.id in enums:
+            return "literal[" + ", ".join(enums[node.id]) + "]"
+        if node.id in _PAGE_PRIMS:
+            return _PAGE_PRIMS[node.id]
+        return node.id if node.id in known else "object"
+    if isinstance(node, ast.Attribute):
+        return "object"
+    if isinstance(node, ast.BinOp):  # A | B
+        return " | ".join(dict.fromkeys([_page_type(node.left, enums, known), _page_type(node.right, enums, known)]))
+    if isinstance(node, ast.Subscript):
+        head = node.value.id if isinstance(node.value, ast.Name) else ""
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Optional":
+            inner = _page_type(args[0], enums, known)
+            return inner if inner.endswith("null") else f"{inner} | null"
+        if head == "Union":
+            parts = list(dict.fromkeys(_page_type(a, enums, known) for a in args))
+            nulls = [x for x in parts if x == "null"]
+            return " | ".join([x for x in parts if x != "null"] + nulls)
+        if head in ("List", "list", "Set", "set", "Tuple", "tuple", "Sequence"):
+            return f"list[{_page_type(args[0], enums, known)}]"
+        if head in ("Dict", "dict", "Mapping"):
+            return f"dict[str, {_page_type(args[-1], enums, known)}]"
+        if head == "Literal":
+            return "literal[" + ", ".join(str(a.value) for a in args if isinstance(a, ast.Constant)) + "]"
+    return "object"
+
+
+def _page_field(item, enums: dict, known: set) -> dict:
+    """``{type, required | default, gt/ge/lt/le}`` of one annotated class attribute."""
+    import ast
+
+    spec: dict = {"type": _page_type(item.annotation, enums, known)}
+    value = item.value
+    if value is None:
+        spec["required"] = True
+        return spec
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("Field", "PydanticField"):
+        kw = {k.arg: k.value for k in value.keywords if k.arg}
+        default = kw.get("default", value.args[0] if value.args else None)
+        if "default_factory" in kw:
+            spec["default"] = {} if getattr(kw["default_factory"], "id", "") != "list" else []
+        elif default is None or (isinstance(default, ast.Constant) and default.value is Ellipsis):
+            spec["required"] = True
+        else:
+            try:
+                spec["default"] = ast.literal_eval(default)
+            except ValueError:
+                pass  # an expression (an enum member, a C++ default): left out
+        for bound in ("gt", "ge", "lt", "le"):
+            if bound in kw and isinstance(kw[bound], ast.Constant):
+                spec[bound] = kw[bound].value
+        return spec
+    try:
+        spec["default"] = ast.literal_eval(value)
+    except ValueError:
+        pass
+    return spec
+
+
+def _comparable(text) -> tuple:
+    """A type for page-vs-snapshot comparison: Python-only alternatives (``object``) dropped when
+    others remain, and literal alternatives folded into a ``str`` alternative (``Union[str, Enum]``)."""
+    t = _norm_type(text)
+    if t[0] != "union":
+        return t
+    members = [m for m in t[1] if m != ("object",)] or [("object",)]
+    if ("prim", "str") in members:
+        members = [m for m in members if m[0] != "literal"]
+    return ("union", tuple(sorted(set(members), key=repr))) if len(set(members)) > 1 else members[0]
+
+
+def page_facts(html_text: str) -> dict:
+    """``{"classes": {name: {field: spec}}, "from_dict_keys": {...}, "chars", "sha256"}`` from a page.
+
+    Field specs carry ``type`` (snapshot grammar), ``required`` or a literal ``default``, and the
+    pydantic ``Field`` bounds; inherited fields are included, private and ``ClassVar`` ones left out.
+    """
+    import ast
+    import hashlib
+
+    tree = ast.parse(page_source(html_text))
+    class_nodes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    enums: dict[str, list[str]] = {}
+    python_only = set()  # enums whose members are not strings: a YAML file cannot name them
+    for node in class_nodes:
+        base_names = {getattr(b, "id", "") for b in node.bases}
+        if base_names & {"Enum", "StrEnum", "IntEnum"}:
+            members = [a.value.value for a in node.body if isinstance(a, ast.Assign)
+                       and isinstance(a.value, ast.Constant) and isinstance(a.value.value, str)]
+            if members:
+                enums[node.name] = members
+            else:
+                python_only.add(node.name)
+    known = {n.name for n in class_nodes} - python_only
+    # `Name: TypeAlias = Optional[Union[...]]` at module level: the snapshot records it as a union
+    for node in tree.body:
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and ast.unparse(node.annotation) == "TypeAlias"):
+            optional = isinstance(node.value, ast.Subscript) and getattr(node.value.value, "id", "") == "Optional"
+            enums.pop(node.target.id, None)
+            known.add(node.target.id)
+            if optional:
+                enums[node.target.id] = None  # marker: alias of an Optional union
+    own: dict[str, dict] = {}
+    bases: dict[str, list[str]] = {}
+    keys: dict[str, str] = {}
+    for node in class_nodes:
+        bases[node.name] = [b.id for b in node.bases if isinstance(b, ast.Name)]
+        fields = {}
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                ann = ast.unparse(item.annotation)
+                if not item.target.id.startswith("_") and not ann.startswith("ClassVar"):
+                    fields[item.target.id] = _page_field(item, enums, known)
+            if isinstance(item, ast.FunctionDef) and item.name == "from_dict" and node.name == "DecodingBaseConfig":
+                for sub in ast.walk(item):
+                    if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Dict) and any(
+                            isinstance(tg, ast.Name) and tg.id == "config_classes" for tg in sub.targets):
+                        for k, v in zip(sub.value.keys, sub.value.values):
+                            if isinstance(k, ast.Constant) and isinstance(v, ast.Name):
+                                keys[str(k.value)] = v.id
+        own[node.name] = fields
+
+    def all_fields(name, seen=()):
+        out: dict = {}
+        for b in bases.get(name, []):
+            if b in own and b not in seen:
+                out.update(all_fields(b, (*seen, name)))
+        out.update(own.get(name, {}))
+        return out
+
+    data = html_text.encode("utf-8")
+    return {"classes": {n: all_fields(n) for n in own}, "from_dict_keys": keys,
+            "chars": len(html_text), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def check_page(recorded: dict, facts: dict) -> list[str]:
+    """Differences between a snapshot's llm_api facts and a parsed release page: field names,
+    types, required/defaults where the page states a literal, bounds, the decoding_type table,
+    and the recorded page length/hash."""
+    diffs = []
+    for cname, spec in (recorded.get("classes") or {}).items():
+        if spec.get("source") != "llm_args":
+            continue
+        if cname not in facts["classes"]:
+            diffs.append(f"class {cname}: recorded, not defined on the page")
+            continue
+        rf, pf = _fields(spec), facts["classes"][cname]
+        for f in sorted(set(rf) - set(pf)):
+            diffs.append(f"{cname}.{f}: recorded, not a field on the page")
+        for f in sorted(set(pf) - set(rf)):
+            diffs.append(f"{cname}.{f}: a field on the page, not recorded")
+        for f in sorted(set(rf) & set(pf)):
+            a, b = rf[f], pf[f]
+            loose = a.get("type_check") == "loose"  # deliberately looser than the annotation: see the note
+            if not loose and b["type"] != "object" and _comparable(a.get("type")) != _comparable(b["type"]):
+                diffs.append(f"{cname}.{f}: type recorded {a.get('type')!r}, page {b['type']!r}")
+            if bool(a.get("required")) != bool(b.get("required")):
+                diffs.append(f"{cname}.{f}: required recorded {bool(a.get('required'))}, page {bool(b.get('required'))}")
+            if "default" in a and "default" in b and a["default"] != b["default"]:
+                diffs.append(f"{cname}.{f}: default recorded {a['default']!r}, page {b['default']!r}")
+            for key in ("gt", "ge", "lt", "le"):
+                if key in b and a.get(key) != b[key]:
+                    diffs.append(f"{cname}.{f}: {key} recorded {a.get(key)!r}, page {b[key]!r}")
+    rk = ((recorded.get("unions") or {}).get("SpeculativeConfig") or {}).get("from_dict_keys") or {}
+    if facts["from_dict_keys"] and rk != facts["from_dict_keys"]:
+        diffs.append(f"decoding_type table: recorded {rk}, page {facts['from_dict_keys']}")
+    src = (recorded.get("sources") or {}).get("llm_args") or {}
+    if src.get("chars") and src["chars"] != facts["chars"]:
+        diffs.append(f"page length: recorded {src['chars']}, page {facts['chars']}")
+    if src.get("sha256") and src["sha256"] != facts["sha256"]:
+        diffs.append(f"page sha256: recorded {src['sha256']}, page {facts['sha256']}")
+    return diffs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="folder to write llm_api.yaml and cli.yaml into")
+    ap.add_argument("out", type=Path, nargs="?", help="folder to write llm_api.yaml and cli.yaml into")
     ap.add_argument("--like", type=Path, help="a recorded snapshot folder whose entries are regenerated too")
+    ap.add_argument("--page", type=Path, help="a saved copy of the release's llm_args.html (no install needed)")
+    ap.add_argument("--check", type=Path, help="with --page: the snapshot folder to compare against")
     args = ap.parse_args(argv)
+    if args.page:
+        facts = page_facts(args.page.read_text(encoding="utf-8"))
+        print(f"{args.page}: {facts['chars']} chars, sha256 {facts['sha256']}, {len(facts['classes'])} classes")
+        if not args.check:
+            # the regenerated facts, in the snapshot's format: diff them against a recorded llm_api.yaml
+            print(yaml.safe_dump({"classes": {n: {"source": "llm_args", "fields": f} for n, f in facts["classes"].items()},
+                                  "unions": {"SpeculativeConfig": {"from_dict_keys": facts["from_dict_keys"]}}},
+                                 sort_keys=False, width=110))
+            return 0
+        diffs = check_page(yaml.safe_load((args.check / "llm_api.yaml").read_text()) or {}, facts)
+        for d in diffs:
+            print(f"  differs: {d}")
+        return 1 if diffs else 0
+    if args.out is None:
+        ap.error("give an output folder, or --page")
     facts = regenerate(args.like)
     args.out.mkdir(parents=True, exist_ok=True)
     for part, data in facts.items():

@@ -5,6 +5,8 @@
   can never drift from the checks that really run.
 - ``speculative_decoding/migration.md`` carries a marker that is replaced by the migration table,
   rendered from ``snippets/migration/map.yaml`` (the same data tests/test_migration.py checks).
+- ``speculative_decoding/versions.md``: its LLM-API tables (``decoding_type`` spellings, draft-model
+  key, rule counts) are rendered from the schema snapshots (:mod:`specdec_guide.site.version_tables`).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
   ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
   notebook declares).
@@ -31,7 +33,9 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     from specdec_guide import migration
+    from specdec_guide.site.version_tables import expand
 
+    markdown = expand(markdown)
     if migration.TABLE_MARKER not in markdown:
         return markdown
     root = Path(config["config_file_path"]).parent

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 
+from specdec_guide.validate.rules import class_rules, field_rules
 from specdec_guide.validate.schema import Registry, Track
 from specdec_guide.validate.typegrammar import describe, parse_type
 from specdec_guide.validate.values import PVal
@@ -37,6 +38,9 @@ class FieldChecker:
         self.registry = registry
         self.yaml_mode = yaml_mode
         self.call_label = ""  # " for LLM()" while checking a call's keywords
+        # The backend the LLM-args class runs on ("pytorch", "tensorrt"), for the backend rules of
+        # decoding configs; None where the file does not say (a config built on its own).
+        self.backend: str | None = None
 
     # ---- hints ---------------------------------------------------------------------
     def _elsewhere(self, pred) -> str:
@@ -56,6 +60,10 @@ class FieldChecker:
         cls = self.track.classes().get(cls_name)
         if cls is None or v.kind == "opaque":
             return []
+        if v.tag.startswith("call:") and where:
+            # A config built by its own call inside another call: its keywords were checked at that
+            # call; only what depends on the outer call (the backend) is left to check here.
+            return class_rules(self, cls_name, cls, v, where, require=False, only=("backend",))
         if v.kind != "map":
             return [(v.line, v.col, f"{where or cls_name} must be a mapping ({cls_name}), got {v.show()}")]
         index = field_index(cls)
@@ -84,6 +92,7 @@ class FieldChecker:
                         why = (f"; it takes a Python object, so {cls_name} cannot be loaded from YAML at all: "
                                f"build it in Python (LLM API)")
                     out.append((v.line, v.col, f"missing required key '{_join(where, canonical)}' ({cls_name}){why}"))
+        out.extend(class_rules(self, cls_name, cls, v, where, require))
         return out
 
     def check_field(self, cls_name, name, spec, key, kl, kc, val: PVal, where: str) -> list[Finding]:
@@ -93,18 +102,18 @@ class FieldChecker:
         t = parse_type(spec.get("type"))
         out = self.check_value(t, val, where)
         if not out:
-            out = self._bounds(spec, val, where)
+            out = self._bounds(spec, val, where) + field_rules(self.track, spec, val, where)
         return out
 
-    @staticmethod
-    def _bounds(spec: dict, v: PVal, where: str) -> list[Finding]:
+    def _bounds(self, spec: dict, v: PVal, where: str) -> list[Finding]:
         if v.kind != "scalar" or v.tag not in ("int", "float"):
             return []
         x = v.value
         for op, ok, sym in (("gt", lambda a, b: a > b, ">"), ("ge", lambda a, b: a >= b, ">="),
                             ("lt", lambda a, b: a < b, "<"), ("le", lambda a, b: a <= b, "<=")):
             if op in spec and spec[op] is not None and not ok(x, spec[op]):
-                return [(v.line, v.col, f"'{where}' must be {sym} {spec[op]} (got {x})")]
+                at = f" (TRT-LLM {self.track.id}: {spec['at']})" if spec.get("at") else ""
+                return [(v.line, v.col, f"'{where}' must be {sym} {spec[op]} (got {x}){at}")]
         return []
 
     # ---- values --------------------------------------------------------------------
@@ -207,13 +216,21 @@ class FieldChecker:
             return [(v.line, v.col, f"'{where}' must be a mapping with '{disc}', got {v.show()}")]
         spellings = self.track.decoding_spellings(union)
         known = ", ".join(sorted(spellings)) or "none recorded"
+        members = spec.get("members") or []
+        if v.tag.startswith("call:"):
+            name = v.tag[len("call:"):]
+            return self.check_class(name, v, where) if name in members else []
         dv = v.get(disc)
         if dv is None:
             return [(v.line, v.col, f"'{where}' needs '{disc}' (TRT-LLM {self.track.id} knows: {known})")]
         spelling = str(dv.value) if dv.kind == "scalar" else ""
         member = spellings.get(spelling)
+        if member is None and spec.get("case_insensitive"):
+            member = {k.lower(): m for k, m in spellings.items()}.get(spelling.lower())
         if member is None:
             hint = self._elsewhere(lambda t: spelling in t.decoding_spellings(union))
+            why = (spec.get("not_accepted") or {}).get(spelling)
+            why = f"; {why}" if why else ""
             return [(dv.line, dv.col, f"'{spelling}' is not a {disc} in TRT-LLM {self.track.id} "
-                                      f"(known: {known}){hint}")]
+                                      f"(known: {known}){why}{hint}")]
         return self.check_class(member, v, where, skip=(disc,))

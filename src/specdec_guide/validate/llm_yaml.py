@@ -73,6 +73,16 @@ def args_class(track: Track, root: PVal) -> str:
     return "TorchLlmArgs"
 
 
+def yaml_backend(cls: str, root: PVal) -> str | None:
+    """The backend the file's LLM-args class runs on, for the decoding configs' backend rules."""
+    if cls == "TrtLlmArgs":
+        return "tensorrt"
+    b = root.get("backend")
+    if b is None or (b.kind == "scalar" and b.tag == "null"):
+        return "pytorch"  # TorchLlmArgs fills 'pytorch' when unset
+    return str(b.value) if b.kind == "scalar" and not str(b.value).startswith("${") else None
+
+
 def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
           cpu_engine: bool | None = None) -> list:
     """Findings ``(line, col, message)`` for one LLM API YAML file.
@@ -91,6 +101,7 @@ def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
     if cls not in track.classes():
         return [(1, 1, f"the TRT-LLM {track.id} snapshot has no {cls} class: cannot check this file")]
     checker = FieldChecker(track, registry, yaml_mode=True)
+    checker.backend = yaml_backend(cls, root)
     out = list(errs)  # repeated keys
     skip = ()
     if cpu_engine is None:

@@ -159,13 +159,32 @@ def _check_call(node: ast.Call, bound, snap: _Snapshot, checker: FieldChecker, t
         cls = name
     if cls not in track.classes():
         return out
-    entries = [(kw.arg, kw.lineno, kw.col_offset + 1, from_ast(kw.value)) for kw in node.keywords if kw.arg]
+    def call_class(func):
+        hit = _resolve(func, bound)
+        return hit[1] if hit and hit[1] in track.classes() else None
+
+    entries = [(kw.arg, kw.lineno, kw.col_offset + 1, from_ast(kw.value, call_class)) for kw in node.keywords if kw.arg]
     complete = not node.args and all(kw.arg for kw in node.keywords)
     pv = PVal("map", node.lineno, node.col_offset + 1, entries=entries)
     checker.call_label = f" for {name}()"
+    checker.backend = _call_backend(cls, mod, pv)
     out.extend(checker.check_class(cls, pv, require=complete))
     checker.call_label = ""
+    checker.backend = None
     return out
+
+
+def _call_backend(cls: str, mod: str, call: PVal) -> str | None:
+    """The backend an LLM-args call runs on: the engine LLM is TensorRT, TorchLlmArgs is PyTorch
+    unless a literal ``backend=`` says otherwise; None for any other class."""
+    if cls == "TrtLlmArgs" or mod.endswith("_tensorrt_engine"):
+        return "tensorrt"
+    if cls != "TorchLlmArgs":
+        return None
+    b = call.get("backend")
+    if b is not None and b.kind == "scalar" and b.tag == "str":
+        return str(b.value)
+    return None if b is not None and b.kind == "opaque" else "pytorch"
 
 
 def _params(fn: ast.FunctionDef) -> tuple[list, bool, bool, list]:

@@ -28,7 +28,7 @@ class PVal:
     line: int
     col: int
     value: object = None  # scalars: the Python value
-    tag: str = ""  # scalars: int|float|bool|null|str
+    tag: str = ""  # scalars: int|float|bool|null|str; "call:Name" for a map built by a config call
     entries: list = field(default_factory=list)  # map: [(key, key_line, key_col, PVal)]
     items: list = field(default_factory=list)  # seq: [PVal]
 
@@ -76,9 +76,20 @@ def from_yaml(node: yaml.Node) -> PVal:
     return PVal("scalar", line, col, value=value, tag=tag)
 
 
-def from_ast(node: ast.AST) -> PVal:
-    """Convert a Python literal expression; anything computed becomes "opaque" (accepted)."""
+def from_ast(node: ast.AST, call_class=None) -> PVal:
+    """Convert a Python literal expression; anything computed becomes "opaque" (accepted).
+
+    ``call_class(func) -> str | None`` names the TensorRT-LLM config class a call builds; such a
+    call with keywords only becomes a map tagged ``call:<Name>``, so ``LLM(speculative_config=
+    EagleDecodingConfig(...))`` is checked like the YAML mapping it stands for.
+    """
     line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1
+    if isinstance(node, ast.Call) and call_class is not None and not node.args \
+            and all(kw.arg for kw in node.keywords):
+        name = call_class(node.func)
+        if name:
+            entries = [(kw.arg, kw.lineno, kw.col_offset + 1, from_ast(kw.value, call_class)) for kw in node.keywords]
+            return PVal("map", line, col, tag=f"call:{name}", entries=entries)
     if isinstance(node, ast.Constant):
         v = node.value
         if v is None:
@@ -97,8 +108,8 @@ def from_ast(node: ast.AST) -> PVal:
         if inner.tag in ("int", "float"):
             return PVal("scalar", line, col, value=-inner.value, tag=inner.tag)
     if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
-        return PVal("seq", line, col, items=[from_ast(e) for e in node.elts])
+        return PVal("seq", line, col, items=[from_ast(e, call_class) for e in node.elts])
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-        entries = [(k.value, k.lineno, k.col_offset + 1, from_ast(v)) for k, v in zip(node.keys, node.values)]
+        entries = [(k.value, k.lineno, k.col_offset + 1, from_ast(v, call_class)) for k, v in zip(node.keys, node.values)]
         return PVal("map", line, col, entries=entries)
     return PVal("opaque", line, col)
