@@ -181,3 +181,40 @@ def test_regen_schema_extracts_pydantic_facts_and_compares():
     ]
     assert regen.compare(recorded | {"llm_api": {"classes": {"Args": {**facts}}}},
                          {"llm_api": {"classes": {"Args": facts}}, "cli": recorded["cli"]}) == []
+
+
+# ---- notes, --strict, recognition by content, and a run that checked nothing ------------------
+def test_notes_are_printed_and_counted_apart_and_strict_fails_on_them(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "gap.sh").write_text("trtllm-bench --model m latency --dataset d\n")
+    proc = run_cli("gap.sh", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split("\n")[0] == ("gap.sh:1:32: note: the TRT-LLM 1.1.0 snapshot does not record the flags "
+                                          "of trtllm-bench latency: cannot check '--dataset'")
+    assert proc.stdout.strip().endswith("no problems; 1 note (not checked; --strict fails on them)")
+    proc = run_cli("gap.sh", "--strict", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith("no problems; 1 note (--strict: they fail the run)")
+
+
+def test_hand_written_options_yaml_is_recognised_by_content(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "eagle.yaml").write_text("speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 2\n")
+    (tmp_path / "extra_llm_api_options.yaml").write_text("kv_cache_config:\n  enable_block_reuse: false\n")
+    (tmp_path / "other.yaml").write_text("site_name: x\nnav: []\n")
+    proc = run_cli("eagle.yaml", "extra_llm_api_options.yaml", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("eagle.yaml:2:18: 'Eagle3' is not a decoding_type in TRT-LLM 1.1.0")
+    assert proc.stderr.strip().startswith("checked 2 files")
+    proc = run_cli("other.yaml", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "other.yaml:0:0: no validator applies to this kind of file" in proc.stdout
+    assert proc.stderr.strip().startswith("checked nothing (1 problem)")
+
+
+def test_a_run_that_checked_nothing_says_so_and_fails(tmp_path):
+    proc = run_cli(cwd=tmp_path)  # no checkout here: nothing to check
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip().startswith("checked nothing (no file of a kind it checks was found)")
+    assert "no problems" not in proc.stderr

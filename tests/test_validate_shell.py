@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from specdec_guide.validate import shell
+from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.validate.schema import Registry
 
@@ -76,15 +77,85 @@ def test_yaml_passed_to_extra_options_is_validated_as_llm_api_yaml(tmp_path):
         "NGram, UserProvided, User_Provided); it exists in 1.2.0"]
 
 
-def test_unconfirmed_and_unrecorded_flags_are_not_waved_through():
-    assert check("trtllm-bench --model m throughput --warmup 2\n") == [
-        (1, 35, "'--warmup' is recorded only as a likely flag of trtllm-bench throughput in TRT-LLM 1.1.0 "
-                "(unconfirmed): confirm it and list it under flags in the snapshot")]
-    assert check("trtllm-bench --model m latency --dataset d\n") == [
-        (1, 32, "the TRT-LLM 1.1.0 snapshot does not record the flags of trtllm-bench latency: cannot check "
-                "'--dataset'")]
+def test_unconfirmed_and_unrecorded_flags_are_notes_not_errors():
+    found = check("trtllm-bench --model m throughput --warmup 2\n")
+    assert found == [(1, 35, "'--warmup' is recorded only as a likely flag of trtllm-bench throughput in TRT-LLM "
+                             "1.1.0 (unconfirmed): cannot check it")]
+    assert is_note(found[0][2])
+    found = check("trtllm-bench --model m latency --dataset d\n")
+    assert found == [(1, 32, "the TRT-LLM 1.1.0 snapshot does not record the flags of trtllm-bench latency: "
+                             "cannot check '--dataset'")]
+    assert is_note(found[0][2])
+    # a real mistake next to a gap stays an error
+    found = check("trtllm-bench --model m throughput --bogus 1 --warmup 2\n")
+    assert [is_note(f[2]) for f in found] == [False, True]
 
 
 def test_flags_before_the_model_belong_to_the_default_subcommand():
     assert check("trtllm-serve --port 8000 m\n") == []
     assert check("trtllm-serve --bogus m\n") == [(1, 14, "unknown flag '--bogus' for trtllm-serve in TRT-LLM 1.1.0")]
+
+
+def test_programs_called_through_variables():
+    text = ("FILL=/app/tools/fill_template.py\nBUILD=${BUILD:-trtllm-build}\n"
+            "python3 ${FILL} -i repo/tensorrt_llm/config.pbtxt triton_backend:tensorrtllm,nope:1\n"
+            "$BUILD --checkpoint_dir c --bogus\n")
+    assert check(text) == [
+        (3, 78, "unknown template key 'nope' for model 'tensorrt_llm' in TRT-LLM 1.1.0; fill_template.py fails on "
+                "keys the template lacks"),
+        (4, 27, "unknown flag '--bogus' for trtllm-build in TRT-LLM 1.1.0"),
+    ]
+    found = check("python3 ${FILL_TEMPLATE_SCRIPT} -i x/tensorrt_llm/config.pbtxt nope:1\n$TRTLLM_BUILD --x\n")
+    assert [(ln, col, is_note(msg)) for ln, col, msg in found] == [(1, 9, True), (2, 1, True)]
+    assert "program called through ${FILL_TEMPLATE_SCRIPT}, which this snippet (or its page) does not set" in found[0][2]
+    # the caller (a page) may pass what earlier snippets set
+    found = shell.check("python3 ${FILL_TEMPLATE_SCRIPT} -i x/tensorrt_llm/config.pbtxt nope:1\n",
+                        REG.resolve("1.1.0"), REG, env={"FILL_TEMPLATE_SCRIPT": "tools/fill_template.py"})[0]
+    assert [(ln, col, is_note(msg)) for ln, col, msg in found] == [(1, 64, False)]
+
+
+def test_fill_template_target_it_cannot_place_is_a_note():
+    found = check("python3 tools/fill_template.py -i repo/tensorrt_llm_draft/config.pbtxt engine_dir:/e\n"
+                  "python3 tools/fill_template.py -i ${REPO}/${MODEL}/config.pbtxt engine_dir:/e\n")
+    assert [(ln, is_note(msg)) for ln, _, msg in found] == [(1, True), (2, True)]
+    assert "'tensorrt_llm_draft' is not one of the templates recorded" in found[0][2]
+
+
+def test_llm_api_yaml_in_heredocs_is_checked_in_place():
+    text = ("cat > opts.yaml <<-EOF\n"
+            "\tspeculative_config:\n"
+            "\t  decoding_type: Eagle3\n"
+            "\t  max_draft_len: 2\n"
+            "\tEOF\n"
+            "cat <<'EOF' > notes.txt\nplain words: trtllm-serve --nope\nEOF\n")
+    assert check(text) == [
+        (3, 19, "'Eagle3' is not a decoding_type in TRT-LLM 1.1.0 (known: DraftTarget, Draft_Target, Eagle, NGram, "
+                "UserProvided, User_Provided); it exists in 1.2.0")]
+    # a value the shell fills from a variable nothing sets cannot be judged: a note, not an error
+    found = check("cat > o.yaml <<EOF\nspeculative_config:\n  decoding_type: $KIND\n  max_draft_len: 2\nEOF\n")
+    assert [(ln, is_note(msg)) for ln, _, msg in found] == [(3, True)]
+    # other YAML in a heredoc is left alone
+    assert check("cat > mkdocs.yml <<EOF\nsite_name: x\nnav: []\nEOF\n") == []
+
+
+def test_variables_set_by_earlier_snippets_of_a_page(tmp_path):
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "snippets" / "a_setup.sh").write_text("export FILL_TEMPLATE_SCRIPT=/app/tools/fill_template.py\n")
+    (tmp_path / "snippets" / "b_fill.sh").write_text(
+        "python3 ${FILL_TEMPLATE_SCRIPT} -i repo/tensorrt_llm/config.pbtxt nope:1\n")
+    (tmp_path / "docs" / "page.md").write_text(
+        '```bash\n--8<-- "snippets/a_setup.sh"\n```\n\n```bash\n--8<-- "snippets/b_fill.sh"\n```\n')
+    report = validate_paths([tmp_path / "snippets"], root=tmp_path, registry=REG, is_verified=lambda p: True)
+    assert [str(d) for d in report.diagnostics] == [
+        "snippets/b_fill.sh:1:67: unknown template key 'nope' for model 'tensorrt_llm' in TRT-LLM 1.1.0; "
+        "fill_template.py fails on keys the template lacks"]
+    assert report.notes == []
+
+
+def test_fill_template_key_that_is_part_of_a_real_key():
+    found = check("python3 tools/fill_template.py -i r/tensorrt_llm/config.pbtxt decoupled:true\n")
+    assert found == [(1, 63, "unknown template key 'decoupled' for model 'tensorrt_llm' in TRT-LLM 1.1.0 (did you "
+                             "mean 'decoupled_mode'?); fill_template.py lets it through (it is part of "
+                             "'decoupled_mode') but substitutes nothing")]

@@ -2,8 +2,13 @@
 
 With no PATHS the whole repository is checked (the folder holding mkdocs.yml or pyproject.toml,
 searched upwards from the current directory): snippets/**, model_repo_templates/**,
-notebooks/*.py and docs/**/*.md. Problems print as ``path:line:col: message``; exit status 1
-when there is any, 0 otherwise. Imports stay light (pyyaml, protobuf): no torch here.
+notebooks/*.py and docs/**/*.md. A YAML file is recognised as LLM-API options by its name or its
+content (top-level speculative_config, triton_config or LLM-API fields); no header comment is needed.
+Problems print as ``path:line:col: message``; exit status 1 when there is any. What the schema
+snapshot does not cover (a program or flag it does not record) prints as
+``path:line:col: note: ...`` and is counted apart; it fails the run only with --strict. A run
+that found nothing to check says so and exits 1: silence is not a pass. Imports stay light
+(pyyaml, protobuf): no torch here.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trtllm", metavar="TRACK",
                    help="track id or alias (1.1.0, latest, triton-25.12...); overrides the files' "
                         "'# specdec-guide: trtllm=' comments; default: tracks.yaml 'default'")
+    p.add_argument("--strict", action="store_true",
+                   help="fail on notes too (what the schema snapshot cannot judge), not only on errors")
     p.add_argument("--schemas", type=Path, metavar="DIR", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
     return p
@@ -35,9 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from specdec_guide.validate.schema import Registry
 
     registry = Registry(args.schemas) if getattr(args, "schemas", None) else Registry()
-    report = validate_paths(args.paths or None, trtllm=args.trtllm, registry=registry)
+    report = validate_paths(args.paths or None, trtllm=args.trtllm, registry=registry,
+                            strict=getattr(args, "strict", False))
     for diag in report.diagnostics:
         print(diag)
+    for n in report.notes:
+        print(f"{n.path}:{n.line}:{n.col}: note: {n.message}")
     print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
     return 0 if report.ok else 1
 

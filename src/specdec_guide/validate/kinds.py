@@ -2,9 +2,13 @@
 
 Kinds: ``pbtxt`` (Triton config.pbtxt), ``llm-yaml`` (Triton llmapi ``model.yaml`` or a
 trtllm-serve/trtllm-bench ``--extra_llm_api_options``/``--config`` file), ``python`` (a snippet
-or a jupytext notebook), ``shell`` and ``page`` (docs/**/*.md). A YAML file is an LLM API file
-when it is named ``model.yaml``, its name contains ``llm_api`` / ``llm-api`` /
-``extra_llm_api_options``, or it carries the marker comment ``# specdec-guide: llm-api-yaml``.
+or a jupytext notebook), ``shell`` and ``page`` (docs/**/*.md). A ``.yaml``/``.yml`` file is an
+LLM API file when it is named ``model.yaml``, its name contains ``llm_api`` / ``llm-api`` /
+``extra_llm_api_options``, a shell snippet passes it to ``--extra_llm_api_options``/``--config``,
+or by its content (:func:`looks_like_llm_yaml`): a top-level ``speculative_config`` or
+``triton_config``, or top-level keys that are LLM-API fields of a recorded track. No header
+comment is needed; ``# specdec-guide: llm-api-yaml`` is still honoured for a file whose content
+says too little (an empty options file).
 
 A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id or an alias).
 """
@@ -12,7 +16,10 @@ A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id o
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
+
+import yaml
 
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
 DIRECTIVE_RE = re.compile(r"specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)")
@@ -65,16 +72,90 @@ def head_text(path: Path, limit: int = 4096) -> str:
         return ""
 
 
-def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None) -> str | None:
+#: Top-level keys that say "this YAML is for the LLM API" on their own.
+LLM_YAML_SIGNATURE_KEYS = ("speculative_config", "triton_config")
+#: LLM-API fields whose names are too generic to recognise a file by (other YAML uses them too).
+_GENERIC_KEYS = {"model", "backend", "tokenizer", "revision", "dtype", "seed"}
+
+
+def llm_yaml_by_name(name: str) -> bool:
+    return name == "model.yaml" or bool(_LLM_YAML_NAME.search(name))
+
+
+@lru_cache(maxsize=4)
+def _llm_api_keys(schema_dir: str) -> frozenset:
+    from specdec_guide.validate.schema import Registry
+
+    keys: set[str] = set()
+    try:
+        reg = Registry(Path(schema_dir))
+    except Exception:  # a missing or broken schema folder: recognise by the signature keys only
+        return frozenset()
+    for track in reg.tracks:
+        if not track.exists:
+            continue
+        try:
+            classes = track.classes()
+        except Exception:
+            continue
+        for cls in ("TorchLlmArgs", "TrtLlmArgs", "BaseLlmArgs"):
+            keys.update(str(k) for k in ((classes.get(cls) or {}).get("fields") or {}))
+    return frozenset(keys)
+
+
+def llm_api_keys(registry=None) -> frozenset:
+    """Top-level LLM-API field names over every recorded track (for recognising YAML by content)."""
+    from specdec_guide.validate.schema import default_schema_dir
+
+    folder = registry.schema_dir if registry is not None else default_schema_dir()
+    return _llm_api_keys(str(Path(folder).resolve()))
+
+
+def _top_keys(text: str) -> list[str] | None:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return [str(k) for k in data]
+
+
+def has_top_key(text: str, key: str) -> bool:
+    return key in (_top_keys(text) or [])
+
+
+def looks_like_llm_yaml(text: str, registry=None) -> bool:
+    """True when a YAML text is LLM-API options by its content.
+
+    A top-level ``speculative_config`` or ``triton_config`` is enough. Otherwise at least half the
+    top-level keys must be LLM-API fields of a recorded track, one of them specific (``model:``
+    alone could be anything): so a file with one misspelt key next to a real one is still checked,
+    and reported, rather than skipped.
+    """
+    keys = _top_keys(text)
+    if not keys:
+        return False
+    if any(k in LLM_YAML_SIGNATURE_KEYS for k in keys):
+        return True
+    fields = llm_api_keys(registry)
+    known = [k for k in keys if k in fields]
+    return 2 * len(known) >= len(keys) and any(k not in _GENERIC_KEYS for k in known)
+
+
+def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None,
+            registry=None) -> str | None:
     """The validation kind of ``path``, or None when no validator applies."""
     name = path.name
     suffix = path.suffix.lower()
     if suffix == ".pbtxt":
         return "pbtxt"
     if suffix in (".yaml", ".yml"):
-        if name == "model.yaml" or _LLM_YAML_NAME.search(name) or LLM_YAML_MARKER.search(head_text(path)):
+        if llm_yaml_by_name(name) or LLM_YAML_MARKER.search(head_text(path)):
             return "llm-yaml"
         if extra_llm_yaml and path.resolve() in extra_llm_yaml:
+            return "llm-yaml"
+        if name not in NOT_SNIPPETS and looks_like_llm_yaml(head_text(path, 1 << 20), registry):
             return "llm-yaml"
         return None
     if suffix == ".py":

@@ -2,7 +2,9 @@
 
 Every failure becomes a :class:`~specdec_guide.diagnostics.Diagnostic` (unreadable or binary
 files, YAML/Python/protobuf syntax, a ``trtllm=`` directive naming no track), never an
-exception, so ``specdec-guide validate`` always ends with a list and an exit status.
+exception, so ``specdec-guide validate`` always ends with a list and an exit status. What a checker
+could not judge (:class:`~specdec_guide.validate.notes.Note`) goes to ``Report.notes``, apart from
+the errors: it fails the run only when ``strict``. A run that checked no file is not a pass.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Callable
 
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import kinds
+from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.schema import Registry, Track
 
 
@@ -31,12 +34,33 @@ class Report:
     root: Path
     results: list = field(default_factory=list)
     diagnostics: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    strict: bool = False
+
+    @property
+    def checked_nothing(self) -> bool:
+        return not self.results
 
     @property
     def ok(self) -> bool:
-        return not self.diagnostics
+        return not self.diagnostics and not (self.strict and self.notes) and not self.checked_nothing
 
     def summary(self) -> str:
+        if self.checked_nothing:
+            why = ("no file of a kind it checks was found" if not self.diagnostics
+                   else f"{len(self.diagnostics)} problem{'s' if len(self.diagnostics) != 1 else ''}")
+            return (f"checked nothing ({why}): name snippet, template, notebook or page files, or run it inside "
+                    f"the guide's checkout (a folder with snippets/, model_repo_templates/, notebooks/ or docs/)")
+        return self._summary() + self._notes_part()
+
+    def _notes_part(self) -> str:
+        if not self.notes:
+            return ""
+        n = len(self.notes)
+        tail = " (--strict: they fail the run)" if self.strict else " (not checked; --strict fails on them)"
+        return f"; {n} note{'s' if n != 1 else ''}{tail}"
+
+    def _summary(self) -> str:
         files = [r for r in self.results if r.kind != "page"]
         pages = [r for r in self.results if r.kind == "page"]
         tracks = sorted({r.track.id for r in self.results if r.track is not None})
@@ -47,7 +71,7 @@ class Report:
         against = f" against TRT-LLM {', '.join(tracks)}" if tracks else ""
         n_files = len(self.results)
         head = f"checked {n_files} file{'s' if n_files != 1 else ''} ({', '.join(parts)}){against}"
-        if self.ok:
+        if not self.diagnostics:
             return f"{head}: no problems"
         n = len(self.diagnostics)
         return f"{head}: {n} problem{'s' if n != 1 else ''}"
@@ -94,7 +118,7 @@ def pick_track(text: str, path: Path, registry: Registry, override: str | None):
 
 
 def check_file(path: Path, kind: str, text: str, track: Track | None, registry: Registry, root: Path,
-               is_verified: Callable[[Path], bool]) -> FileResult:
+               is_verified: Callable[[Path], bool], env: dict | None = None) -> FileResult:
     """Run one checker on one file's text."""
     from specdec_guide.validate import llm_yaml, pages, pbtxt, python_ast, shell
 
@@ -103,7 +127,8 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
         res.findings = pbtxt.check(text, path, track, registry)
         res.references = 1
     elif kind == "llm-yaml":
-        res.findings = llm_yaml.check(text, track, registry, model_yaml=path.name == "model.yaml")
+        model_yaml = path.name == "model.yaml" or kinds.has_top_key(text, "triton_config")
+        res.findings = llm_yaml.check(text, track, registry, model_yaml=model_yaml)
         res.references = 1
     elif kind == "python":
         if kinds.is_notebook(path, root) and path.is_file():
@@ -118,7 +143,7 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
         else:
             res.findings, res.references = python_ast.check(text, track, registry, notebook=False)
     elif kind == "shell":
-        res.findings, res.references, _ = shell.check(text, track, registry)
+        res.findings, res.references, _ = shell.check(text, track, registry, env=env)
     elif kind == "page":
         res.track = None
         res.findings, res.snippets = pages.check(text, root, is_verified)
@@ -164,8 +189,35 @@ def llm_yaml_references(files: list[Path], root: Path, registry: Registry, overr
     return out
 
 
+def page_env(root: Path) -> dict[Path, dict]:
+    """Variables each included shell snippet inherits from the snippets before it on its page.
+
+    A page is read top to bottom in one shell, so ``FILL_TEMPLATE_SCRIPT=...`` in one block is
+    known to the next. The first page that includes a snippet decides what it inherits.
+    """
+    from specdec_guide.validate import pages, shell
+
+    out: dict[Path, dict] = {}
+    for page in kinds.page_files(root):
+        text, _ = read_text(page)
+        if text is None:
+            continue
+        env: dict = {}
+        for _line, _indent, _info, body, closed, _out in pages.fenced_blocks(text):
+            for _ln, _col, raw in (pages.include_paths(body) or []) if closed else []:
+                path = (root / raw).resolve()
+                if path.suffix not in (".sh", ".bash") or not path.is_file():
+                    continue
+                out.setdefault(path, dict(env))
+                snippet, _ = read_text(path)
+                if snippet is not None:
+                    env = shell.snippet_env(snippet, env)
+    return out
+
+
 def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, root: Path | None = None,
-                   registry: Registry | None = None, is_verified: Callable[[Path], bool] | None = None) -> Report:
+                   registry: Registry | None = None, is_verified: Callable[[Path], bool] | None = None,
+                   strict: bool = False) -> Report:
     """Validate ``paths`` (files or folders; None: the whole repository) and return a Report."""
     root = root or kinds.find_repo_root()
     registry = registry or Registry()
@@ -175,12 +227,13 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
         from specdec_guide import coverage
 
         is_verified = coverage.verifier(root, registry)
-    report = Report(root)
+    report = Report(root, strict=strict)
     files, report.diagnostics, explicit = collect(paths, root)
     extra_yaml = llm_yaml_references(files, root, registry, trtllm)
+    envs = page_env(root)
     for path in files:
         shown = display(path, root)
-        kind = kinds.kind_of(path, root, extra_yaml)
+        kind = kinds.kind_of(path, root, extra_yaml, registry)
         if kind is None:
             if path.resolve() in explicit:
                 report.diagnostics.append(Diagnostic(shown, 0, 0, "no validator applies to this kind of file"))
@@ -197,8 +250,10 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
                 report.diagnostics.append(Diagnostic(shown, *bad))
                 report.results.append(FileResult(path, kind))
                 continue
-        res = check_file(path, kind, text, track, registry, root, is_verified)
+        res = check_file(path, kind, text, track, registry, root, is_verified, env=envs.get(path.resolve()))
         report.results.append(res)
-        report.diagnostics.extend(Diagnostic(shown, ln, col, msg) for ln, col, msg in res.findings)
+        for ln, col, msg in res.findings:
+            (report.notes if is_note(msg) else report.diagnostics).append(Diagnostic(shown, ln, col, str(msg)))
     report.diagnostics.sort()
+    report.notes.sort()
     return report

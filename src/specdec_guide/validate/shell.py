@@ -1,12 +1,24 @@
 """Shell snippets: every invocation of a TensorRT-LLM / Triton CLI, flag by flag.
 
-The text is split into logical lines (backslash continuations joined, heredoc bodies skipped),
+The text is split into logical lines (backslash continuations joined, heredoc bodies set apart),
 each tokenized with :mod:`shlex` and cut into simple commands at ``;``, ``&&``, ``||``, ``|``.
 A command whose program is a known CLI (``trtllm-serve``, ``trtllm-bench``, ``trtllm-build``,
 ``python3 .../launch_triton_server.py``, ``.../fill_template.py``, ``convert_checkpoint.py``...)
 is checked against the track's ``cli.yaml``/``triton.yaml``: each ``--flag`` must exist for
 that (sub)command, a CLI the track does not ship is an error, and fill_template.py
 ``key:value`` pairs must be template keys of the model whose config.pbtxt it fills.
+
+Variables: ``NAME=value`` / ``export NAME=value`` lines set them (``${NAME:-default}`` is
+understood), so ``python3 ${FILL_TEMPLATE_SCRIPT} ...`` and ``$TRTLLM_BUILD ...`` are checked as the
+programs they name; a program word that stays unresolved is a note. A caller may pass the variables
+that earlier snippets of the same page set (``env``).
+
+Heredocs: a body written to a ``.yaml``/``.yml`` file or holding LLM-API YAML (recognised by content,
+see :func:`specdec_guide.validate.kinds.looks_like_llm_yaml`) is handed to the LLM-API YAML checker,
+with positions in this file.
+
+What the snapshot cannot judge (a program or flag it does not record) is a
+:class:`~specdec_guide.validate.notes.Note`, not an error.
 """
 
 from __future__ import annotations
@@ -15,28 +27,54 @@ import difflib
 import os
 import re
 import shlex
+from dataclasses import dataclass, field
 
+from specdec_guide.validate.notes import Note, is_note, note
 from specdec_guide.validate.schema import Registry, Track
 
 # TRT-LLM / Triton programs the guide may show; any of them missing from a track is an error.
 BUILTIN_CLIS = ("trtllm-serve", "trtllm-bench", "trtllm-build", "trtllm-eval", "trtllm-llmapi-launch",
                 "convert_checkpoint.py", "launch_triton_server.py", "fill_template.py")
+#: Programs that belong to the TensorRT engine workflow: absent where a track has no engine backend.
+ENGINE_CLIS = ("trtllm-build", "convert_checkpoint.py", "fill_template.py")
 WRAPPERS = {"sudo", "env", "nohup", "time", "exec", "command", "stdbuf", "nice"}
 PYTHONS = re.compile(r"^python(\d(\.\d+)?)?$")
 LLM_YAML_FLAGS = ("--extra_llm_api_options", "--config")
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([\w.\-]+)\1")
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([\w.\-]+)\2")
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)=(.*)$", re.S)
+_VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_]\w*))")
+_DECLARERS = {"export", "declare", "readonly", "local", "typeset"}
 
 
-def logical_lines(text: str):
-    """Yield ``(logical_text, positions)``; ``positions[i]`` is the 1-based (line, col) of char i."""
+@dataclass
+class Heredoc:
+    """A here-document: its header line, where its body starts, and the body's lines."""
+
+    header: str
+    header_line: int
+    delimiter: str
+    quoted: bool
+    strip_tabs: bool
+    first_line: int = 0
+    lines: list = field(default_factory=list)
+
+
+def logical_lines(text: str, heredocs: list | None = None):
+    """Yield ``(logical_text, positions)``; ``positions[i]`` is the 1-based (line, col) of char i.
+
+    Heredoc bodies are not commands: they are skipped, and appended to ``heredocs`` when given.
+    """
     lines = text.split("\n")
     buf, pos = [], []
-    heredoc = None
+    current: Heredoc | None = None
     for ln, raw in enumerate(lines, 1):
-        if heredoc is not None:
-            if raw.strip() == heredoc:
-                heredoc = None
+        if current is not None:
+            body = raw.lstrip("\t") if current.strip_tabs else raw
+            if body.strip() == current.delimiter and body.rstrip() == current.delimiter:
+                current = None
+            else:
+                current.lines.append(raw)
             continue
         body = raw
         cont = False
@@ -47,10 +85,10 @@ def logical_lines(text: str):
         for col, ch in enumerate(body, 1):
             buf.append(ch)
             pos.append((ln, col))
+        if cont:  # the shell drops backslash-newline: `a,\<newline>b,` is one word, as in bash
+            continue
         buf.append(" ")
         pos.append((ln, len(body) + 1))
-        if cont:
-            continue
         logical = "".join(buf)
         if _open_quote(logical):
             # A quoted argument spans lines (curl -d '{...}'): keep the newline and read on.
@@ -60,7 +98,10 @@ def logical_lines(text: str):
             yield logical, pos
             m = _HEREDOC.search(logical.split("#", 1)[0]) if "<<<" not in logical else None
             if m:
-                heredoc = m.group(2)
+                current = Heredoc(logical, pos[0][0], m.group(3), bool(m.group(2)), m.group(1) == "-",
+                                  first_line=ln + 1)
+                if heredocs is not None:
+                    heredocs.append(current)
         buf, pos = [], []
     if buf and "".join(buf).strip():
         yield "".join(buf), pos
@@ -131,6 +172,65 @@ def _simple_commands(tokens: list[str]):
         yield cmd
 
 
+# ---- variables -----------------------------------------------------------------------------
+def expand(word: str, env: dict) -> tuple[str, bool]:
+    """``word`` with the variables ``env`` knows substituted; the flag says whether all resolved.
+
+    ``env`` maps a name to its value, or to None when it is set to something this checker cannot
+    know (a command substitution, another unresolved variable).
+    """
+    resolved = True
+
+    def sub(m: re.Match) -> str:
+        nonlocal resolved
+        name = m.group(1) or m.group(4)
+        value = env.get(name)
+        if value is None and m.group(2) and m.group(3) is not None and name not in env:
+            value, ok = expand(m.group(3), env)  # ${NAME:-default}: the default applies
+            resolved = resolved and ok
+            return value
+        if value is None:
+            resolved = False
+            return m.group(0)
+        return value
+
+    out = _VAR.sub(sub, word)
+    return out, resolved and "$(" not in word and "`" not in word
+
+
+def assignments(cmd: list[str], env: dict) -> bool:
+    """Apply ``cmd`` to ``env`` when it only sets variables (``A=1 B=2``, ``export A=1``)."""
+    words = list(cmd)
+    declared = bool(words) and words[0] in _DECLARERS
+    if declared:
+        words = [w for w in words[1:] if not w.startswith("-")]
+    if not words:
+        return declared
+    for w in words:
+        if not (_ASSIGN.match(w) or (declared and re.match(r"^[A-Za-z_]\w*$", w))):
+            return False
+    for w in words:
+        m = _ASSIGN.match(w)
+        if m:  # `export NAME` alone keeps what NAME already holds
+            value, ok = expand(m.group(2), env)
+            env[m.group(1)] = value if ok else None
+    return True
+
+
+def snippet_env(text: str, env: dict | None = None) -> dict:
+    """The variables ``text`` leaves set (starting from ``env``), for the next snippet of a page."""
+    env = dict(env or {})
+    for logical, _ in logical_lines(text):
+        try:
+            tokens = _tokenize(logical)
+        except ValueError:
+            continue
+        for cmd in _simple_commands(tokens):
+            assignments(cmd, env)
+    return env
+
+
+# ---- the snapshot's programs ----------------------------------------------------------------
 def _known_clis(track: Track) -> dict[str, tuple[str, dict]]:
     """program name -> (kind, spec) for this track. kind: "cli", "launch", "fill"."""
     out: dict[str, tuple[str, dict]] = {}
@@ -139,6 +239,9 @@ def _known_clis(track: Track) -> dict[str, tuple[str, dict]]:
         out[str(name)] = ("cli", spec)
         if spec.get("path"):
             out[os.path.basename(str(spec["path"]))] = ("cli", spec)
+    for name, spec in (track.cli.get("scripts") or {}).items():
+        if isinstance(spec, dict):
+            out[os.path.basename(str(name))] = ("cli", spec)
     launch = track.triton.get("launch_triton_server")
     if isinstance(launch, dict):
         out[os.path.basename(str(launch.get("path") or "launch_triton_server.py"))] = ("launch", launch)
@@ -153,46 +256,78 @@ def _known_clis(track: Track) -> dict[str, tuple[str, dict]]:
     return out
 
 
-def _program(cmd: list[str], names: set[str]) -> int | None:
-    """Index of the program word in ``cmd`` if it is a CLI named in ``names``."""
+def _variant(spec: dict, word: str) -> tuple[dict | None, str]:
+    """The recorded variant of a script named like several (``convert_checkpoint.py``).
+
+    ``(spec, label)``; ``(None, why)`` when the path names no recorded variant. A bare script name
+    (run from its own folder) is checked against the union of every variant's flags.
+    """
+    variants = spec.get("variants")
+    if not isinstance(variants, dict):
+        return spec, ""
+    folder = os.path.basename(os.path.dirname(word))
+    if not folder or folder == ".":
+        flags = sorted({str(f) for v in variants.values() for f in (v or {}).get("flags") or []})
+        return {"flags": flags, "_union": True}, " (any recorded variant)"
+    for label, v in variants.items():
+        if os.path.basename(os.path.dirname(str((v or {}).get("path") or ""))) == folder:
+            return v or {}, f" ({label})"
+    return None, f"no recorded variant lives in a folder named '{folder}' (recorded: {', '.join(variants)})"
+
+
+def _program(cmd: list[str], names: set[str], env: dict) -> tuple[int | None, str, str | None]:
+    """``(index, program name, unresolved)`` for the program word of ``cmd``.
+
+    ``index`` is None when the command runs none of ``names``; ``unresolved`` is the raw word when
+    the program comes from a variable nothing sets.
+    """
     i = 0
     while i < len(cmd):
         tok = cmd[i]
-        if re.match(r"^[A-Za-z_]\w*=", tok):
-            i += 1
-            continue
-        if tok in WRAPPERS:
+        if re.match(r"^[A-Za-z_]\w*=", tok) or tok in WRAPPERS:
             i += 1
             continue
         if tok == "timeout":
             i += 2
             continue
-        if PYTHONS.match(os.path.basename(tok)):
+        word, ok = expand(tok, env)
+        if ok and PYTHONS.match(os.path.basename(word)):
             i += 1
             while i < len(cmd) and cmd[i].startswith("-") and cmd[i] != "-m":
                 i += 1
             if i < len(cmd) and cmd[i] == "-m":
-                return None
+                return None, "", None
             continue
         break
-    if i < len(cmd) and os.path.basename(cmd[i]) in names:
-        return i
+    if i < len(cmd):
+        word, ok = expand(cmd[i], env)
+        if os.path.basename(word) in names:
+            return i, os.path.basename(word), None
+        if not ok and "$" in cmd[i]:
+            return i, "", cmd[i]
     # `docker run ... image trtllm-serve ...`, `mpirun -n 2 trtllm-bench ...`
     for j, tok in enumerate(cmd):
-        if tok in names and tok.startswith("trtllm-"):
-            return j
-    return None
+        word, _ = expand(tok, env)
+        if word in names and word.startswith("trtllm-"):
+            return j, word, None
+    return None, "", None
 
 
-def check(text: str, track: Track, registry: Registry | None) -> tuple[list, int, list]:
-    """``(findings, invocations checked, [(flag, yaml path)] for LLM API option files)``."""
+# ---- checking ------------------------------------------------------------------------------
+def check(text: str, track: Track, registry: Registry | None, env: dict | None = None) -> tuple[list, int, list]:
+    """``(findings, invocations checked, [(flag, yaml path)] for LLM API option files)``.
+
+    ``env``: variables set before this snippet runs (by earlier snippets of the same page).
+    """
     known = _known_clis(track)
     everywhere = set(BUILTIN_CLIS) | set(known)
     others = registry.others(track) if registry else []
     for t in others:
         everywhere |= set(_known_clis(t))
+    env = dict(env or {})
     out, count, yaml_refs = [], 0, []
-    for logical, positions in logical_lines(text):
+    docs: list[Heredoc] = []
+    for logical, positions in logical_lines(text, docs):
         if logical.lstrip().startswith("#"):
             continue
         try:
@@ -203,41 +338,119 @@ def check(text: str, track: Track, registry: Registry | None) -> tuple[list, int
             continue
         loc = _Locator(logical, positions)
         for cmd in _simple_commands(tokens):
-            idx = _program(cmd, everywhere)
+            if assignments(cmd, env):
+                for tok in cmd:
+                    loc.find(tok)
+                continue
+            idx, prog, unresolved = _program(cmd, everywhere, env)
             if idx is None:
                 for tok in cmd:
                     loc.find(tok)
                 continue
             for tok in cmd[:idx]:
                 loc.find(tok)
-            prog = os.path.basename(cmd[idx])
             ppos = loc.find(cmd[idx])
-            count += 1
+            if unresolved:
+                out.append(note(*ppos, f"program called through {unresolved}, which this snippet (or its page) "
+                                       f"does not set: cannot check it"))
+                for tok in cmd[idx + 1:]:
+                    loc.find(tok)
+                continue
             if prog not in known:
-                out.append((*ppos, _missing_cli(prog, track, others)))
+                out.append(_missing_cli(prog, ppos, track, others))
+                for tok in cmd[idx + 1:]:
+                    loc.find(tok)
                 continue
             kind, spec = known[prog]
             args = cmd[idx + 1:]
+            found: list = []
             if kind == "fill":
-                out.extend(_check_fill(prog, spec, args, loc, track))
+                found = _check_fill(prog, spec, args, loc, track, env)
             else:
-                out.extend(_check_flags(prog, spec, args, loc, track, others))
+                spec, label = _variant(spec, expand(cmd[idx], env)[0])
+                if spec is None:
+                    found = [note(*ppos, f"{prog}: {label}: cannot check its flags")]
+                    for tok in args:
+                        loc.find(tok)
+                else:
+                    found = _check_flags(prog + label, spec, args, loc, track, others)
+            if not any(is_note(f[2]) and f[:2] == ppos for f in found):
+                count += 1  # an invocation compared with the snapshot, not one it could not judge
+            out.extend(found)
             for a, b in zip(args, args[1:] + [""]):
                 for flag in LLM_YAML_FLAGS:
                     if a == flag and b:
-                        yaml_refs.append((flag, b))
+                        yaml_refs.append((flag, expand(b, env)[0]))
                     elif a.startswith(flag + "="):
-                        yaml_refs.append((flag, a.split("=", 1)[1]))
+                        yaml_refs.append((flag, expand(a.split("=", 1)[1], env)[0]))
+    passed = {os.path.normpath(ref) for _, ref in yaml_refs}
+    for doc in docs:
+        out.extend(_check_heredoc(doc, track, registry, env, passed))
     return sorted(out), count, yaml_refs
 
 
-def _missing_cli(prog: str, track: Track, others: list[Track]) -> str:
+def _heredoc_target(header: str) -> str | None:
+    """The file a heredoc is written to: ``cat > x.yaml <<EOF``, ``cat <<EOF > x``, ``tee x <<EOF``."""
+    try:
+        tokens = _tokenize(header)
+    except ValueError:
+        return None
+    for i, tok in enumerate(tokens):
+        if tok in (">", ">>") and i + 1 < len(tokens):
+            return tokens[i + 1]
+    if tokens and tokens[0] == "tee":
+        rest = [t for t in tokens[1:] if not t.startswith("-") and t not in ("<<", "<<-", "<")]
+        return rest[0] if rest else None
+    return None
+
+
+def _check_heredoc(doc: Heredoc, track: Track, registry: Registry | None, env: dict,
+                   passed: set | None = None) -> list:
+    """LLM-API YAML in a heredoc, checked in place (positions in the snippet)."""
+    from specdec_guide.validate import kinds, llm_yaml
+
+    target = expand(_heredoc_target(doc.header) or "", env)[0]
+    body = [ln.lstrip("\t") if doc.strip_tabs else ln for ln in doc.lines]
+    shift = [len(a) - len(b) for a, b in zip(doc.lines, body)]
+    text = "\n".join(body) + "\n"
+    unresolved_lines = set()
+    if not doc.quoted:  # an unquoted delimiter: the shell expands $VARs in the body
+        expanded = []
+        for n, line in enumerate(body):
+            new, ok = expand(line, env)
+            if not ok:
+                unresolved_lines.add(n)
+            expanded.append(line if not ok else new)
+        text = "\n".join(expanded) + "\n"
+    is_yaml_name = target.endswith((".yaml", ".yml"))
+    looks = kinds.looks_like_llm_yaml(text, registry)
+    named = is_yaml_name and (kinds.llm_yaml_by_name(os.path.basename(target))
+                              or os.path.normpath(target) in (passed or set()))
+    if not looks and not named:
+        return []
+    model_yaml = os.path.basename(target) == "model.yaml" or kinds.has_top_key(text, "triton_config")
+    out = []
+    for ln, col, msg in llm_yaml.check(text, track, registry, model_yaml=model_yaml):
+        n = max(ln - 1, 0)
+        line = doc.first_line + n
+        col = col + (shift[n] if n < len(shift) else 0)
+        if n in unresolved_lines and not is_note(msg):
+            msg = Note(f"{msg} (this line takes a shell variable the snippet does not set: cannot check)")
+        out.append((line, col, msg))
+    return out
+
+
+def _missing_cli(prog: str, ppos: tuple, track: Track, others: list[Track]) -> tuple:
+    """An error when the track is known not to ship ``prog``, else a note (the snapshot is silent)."""
     hits = [t.id for t in others if prog in _known_clis(t)]
-    why = ""
-    if not track.engine_backend and prog in ("trtllm-build", "convert_checkpoint.py", "fill_template.py"):
-        why = " (this release has no TensorRT engine backend)"
     where = f"; it exists in {', '.join(hits)}" if hits else ""
-    return f"'{prog}' is not part of TRT-LLM {track.id}{why}{where}"
+    if not track.engine_backend and prog in ENGINE_CLIS:
+        return (*ppos, f"'{prog}' is not part of TRT-LLM {track.id} (this release has no TensorRT engine "
+                       f"backend){where}")
+    absent = [str(a) for a in track.cli.get("absent") or []]
+    if prog in absent:
+        return (*ppos, f"'{prog}' is not part of TRT-LLM {track.id}{where}")
+    return note(*ppos, f"the TRT-LLM {track.id} snapshot does not record '{prog}': cannot check it{where}")
 
 
 def _flags_of(spec: dict) -> list[str]:
@@ -250,6 +463,7 @@ def _is_flag(tok: str) -> bool:
 
 
 def _check_flags(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track, others) -> list:
+    base = prog.split(" ", 1)[0]
     subs = spec.get("subcommands") or {}
     default = spec.get("default_subcommand")
     scope, scope_spec = prog, spec
@@ -281,18 +495,22 @@ def _check_flags(prog: str, spec: dict, args: list[str], loc: _Locator, track: T
         # Before any positional, `trtllm-serve --flag` means the default subcommand's flag.
         effective = (subs[default] or {}) if (default and default in subs and scope == prog) else scope_spec
         if name in [str(f) for f in effective.get("likely_flags") or []]:
-            out.append((*pos, f"'{name}' is recorded only as a likely flag of {scope} in TRT-LLM {track.id} "
-                              f"(unconfirmed): confirm it and list it under flags in the snapshot"))
+            out.append(note(*pos, f"'{name}' is recorded only as a likely flag of {scope} in TRT-LLM {track.id} "
+                                  f"(unconfirmed): cannot check it"))
             continue
         if "flags" not in effective and "flags" not in scope_spec:
-            out.append((*pos, f"the TRT-LLM {track.id} snapshot does not record the flags of {scope}: "
-                              f"cannot check '{name}'"))
+            out.append(note(*pos, f"the TRT-LLM {track.id} snapshot does not record the flags of {scope}: "
+                                  f"cannot check '{name}'"))
             continue
-        sub = scope.split(" ", 1)[1] if " " in scope else None
+        if spec.get("_union"):
+            out.append(note(*pos, f"'{name}' is not a flag of any recorded {base}; which script this is "
+                                  f"cannot be told from its name alone: cannot check it"))
+            continue
+        sub = scope.split(" ", 1)[1] if " " in scope and not scope.startswith(f"{base} (") else None
         hits = []
         for t in others:
-            tk = _known_clis(t).get(prog)
-            if tk:
+            tk = _known_clis(t).get(base)
+            if tk and not tk[1].get("variants"):
                 ts = tk[1] if sub is None else ((tk[1].get("subcommands") or {}).get(sub) or {})
                 if name in _flags_of(ts):
                     hits.append(t.id)
@@ -303,15 +521,24 @@ def _check_flags(prog: str, spec: dict, args: list[str], loc: _Locator, track: T
     return out
 
 
-def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track) -> list:
+def _template_model(target: str) -> str:
+    """The template a config.pbtxt path belongs to: its folder, or ``llmapi`` for the llmapi model."""
+    parts = target.replace("\\", "/").split("/")
+    model = parts[-2] if len(parts) >= 2 else ""
+    if model == "tensorrt_llm" and "llmapi" in parts[:-2]:
+        return "llmapi"
+    return model
+
+
+def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track, env: dict) -> list:
     """``fill_template.py -i path/<model>/config.pbtxt key:value,key:value``."""
-    out, target, pairs = [], None, []
+    out, target, tpos, pairs = [], None, None, []
     flags = _flags_of(spec)
     expect_path = False
     for tok in args:
         if expect_path:
             target, expect_path = tok, False
-            loc.find(tok)
+            tpos = loc.find(tok)
             continue
         if _is_flag(tok):
             name = tok.split("=", 1)[0]
@@ -323,28 +550,69 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
             continue
         if tok.endswith(".pbtxt") and target is None:
             target = tok
-            loc.find(tok)
+            tpos = loc.find(tok)
             continue
         pairs.append(tok)
-    model = os.path.basename(os.path.dirname(target)) if target else None
     models = spec.get("models") or {}
-    keys = set((models.get(model) or {}).get("keys") or []) if model else set()
-    for tok in pairs:
-        for part in tok.split(","):
-            key = re.split(r"[:=]", part, maxsplit=1)[0].strip()
-            if not key:
+    model = None
+    if target is not None:
+        resolved, _ = expand(target, env)
+        model = _template_model(resolved)
+    if target is None:
+        if pairs:
+            out.append(note(*loc.find(pairs[0], advance=False),
+                            f"{prog}: no config.pbtxt to fill (expected -i <model>/config.pbtxt): cannot check"))
+        return out
+    if "$" in (model or "") or not model:
+        out.append(note(*tpos, f"{prog}: the model folder of '{target}' comes from a variable this snippet "
+                               f"does not set: cannot check its keys"))
+        return out
+    if model not in models:
+        out.append(note(*tpos, f"{prog}: '{model}' is not one of the templates recorded for TRT-LLM {track.id} "
+                               f"({', '.join(models)}): cannot check its keys"))
+        return out
+    keys = set((models.get(model) or {}).get("keys") or [])
+    if len(pairs) > 1:
+        out.append((*loc.find(pairs[1], advance=False),
+                    f"{prog} takes one substitutions argument (key:value,key:value); this is a second one, which "
+                    f"its argument parser refuses (quote the list, or join it with commas)"))
+    for tok in pairs[:1]:
+        tok = expand(tok, env)[0]  # the shell substitutes ${VAR:-default} before python sees it
+        for part in _split_escaped(tok, ","):
+            fields = _split_escaped(part, ":")
+            key = fields[0].strip()
+            pos = loc.find(key, advance=bool(key)) if key else loc.find(tok, advance=False)
+            if len(fields) != 2:
+                why = ("has no ':'" if len(fields) == 1 else "has more than one ':' (a ':' inside a value needs "
+                       "two backslashes: each split removes one)")
+                shown = part if part else "(empty: a stray comma)"
+                out.append((*pos, f"{prog}: substitution '{shown}' {why}; fill_template.py splits each on ':' "
+                                  f"and stops with an error"))
                 continue
-            pos = loc.find(key)
-            if model is None:
-                out.append((*pos, f"{prog}: no config.pbtxt to fill (expected -i <model>/config.pbtxt)"))
-                return out
-            if model not in models:
-                out.append((*pos, f"{prog}: model '{model}' has no recorded template in TRT-LLM {track.id} "
-                                  f"(known: {', '.join(models)})"))
-                return out
             if key not in keys:
                 close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
+                # fill_template.py asserts `key in text`: part of a longer key slips through, filling nothing
+                inside = next((k for k in sorted(keys) if key in k), None)
+                why = (f"fill_template.py lets it through (it is part of '{inside}') but substitutes nothing"
+                       if inside else "fill_template.py fails on keys the template lacks")
                 out.append((*pos, f"unknown template key '{key}' for model '{model}' in TRT-LLM {track.id}{hint}; "
-                                  f"fill_template.py fails on keys the template lacks"))
+                                  f"{why}"))
     return out
+
+
+def _split_escaped(text: str, sep: str) -> list[str]:
+    """Split like fill_template.py: ``sep`` after a backslash is kept (without the backslash)."""
+    parts, cur, escape = [], "", False
+    for ch in text:
+        if escape:
+            cur, escape = cur + ch, False
+        elif ch == sep:
+            parts.append(cur)
+            cur = ""
+        elif ch == "\\":
+            escape = True
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
