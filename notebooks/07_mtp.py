@@ -52,6 +52,7 @@
 
 # %%
 import os
+import shutil
 from pathlib import Path
 
 from specdec_guide.background import post_json, stop, wait_ready
@@ -60,7 +61,8 @@ GUIDE = Path.cwd().resolve().parent  # the notebook runs from notebooks/ in the 
 WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "mtp"
 WORK.mkdir(parents=True, exist_ok=True)
 os.chdir(WORK)  # what the cells write (YAML, model repository, logs) goes here, not into the repository
-os.environ["GUIDE"] = str(GUIDE)
+# The guide's gRPC streaming client (run by the CPU tests against the stand-in), next to the other files.
+shutil.copyfile(GUIDE / "snippets/triton/client_grpc_stream.py", WORK / "client_grpc_stream.py")
 
 MODEL = "deepseek-ai/DeepSeek-R1-0528"
 MAX_TOKENS = 64
@@ -197,7 +199,7 @@ assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accep
 
 # %% language="bash"
 # python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
-# TRITON_GRPC=127.0.0.1:8001 python3 "$GUIDE/snippets/triton/client_grpc_stream.py"
+# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
 
 # %% language="bash"
 # # The launcher started tritonserver (one process per rank) in the background; this container runs no other one.

@@ -1,9 +1,10 @@
 """The troubleshooting page's reproductions, run on the CPU.
 
-Each entry that can be reproduced without a GPU has a snippet under snippets/troubleshooting/:
-configuration mistakes run ``specdec-guide validate`` on the YAML the upstream report used;
-request mistakes run against a real tritonserver serving the CPU stand-in of TensorRT-LLM's
-llmapi model. The page shows each snippet and, from snippets/troubleshooting/out/, the output
+Each entry that can be reproduced without a GPU has a reproduction under snippets/troubleshooting/:
+configuration mistakes run ``check_yaml.sh`` (show the file, then ``specdec-guide validate``) on
+the YAML the upstream report used, kept as test data in tests/fixtures/troubleshooting/ because
+it is wrong on purpose and must not sit among the guide's snippets; request mistakes run
+against a real tritonserver serving the CPU stand-in of TensorRT-LLM's llmapi model. The page shows each snippet and, from snippets/troubleshooting/out/, the output
 it printed. These tests run every snippet and compare its output with that file, so the page
 can only show what the tools really print.
 
@@ -14,6 +15,7 @@ After a deliberate change (a new message wording), regenerate the files with
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +28,7 @@ from specdec_guide.triton import TritonServer
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "troubleshooting"
 OUT = SNIPPETS / "out"
+WRONG_YAML = ROOT / "tests" / "fixtures" / "troubleshooting"
 UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
 
 
@@ -49,16 +52,17 @@ def _compare(name: str, output: str) -> None:
 
 # ---- configuration mistakes: the validator ---------------------------------------------------
 @pytest.mark.parametrize("name, must_say", [
-    ("docs_yaml_on_1.1.0", ["unknown key 'speculative_config.speculative_model'",
-                            "missing required key 'speculative_config.speculative_model_dir'"]),
+    ("docs_yaml_on_1.1.0", ["unknown key 'speculative_config.speculative_model'", "speculative_model_dir"]),
     ("eagle3_value", ["'Eagle3' is not a decoding_type in TRT-LLM 1.1.0"]),
     ("old_key_names", ["unknown key 'use_cuda_graph'", "unknown key 'speculative_config.pytorch_weights_path'"]),
 ])
 def test_configuration_mistake_is_reported_by_the_validator(name, must_say, tmp_path):
-    output = _run(SNIPPETS / f"{name}.sh", tmp_path)
+    shutil.copyfile(WRONG_YAML / f"{name}.yaml", tmp_path / "extra_llm_api_options.yaml")
+    output = _run(SNIPPETS / "check_yaml.sh", tmp_path)
+    assert output.startswith((WRONG_YAML / f"{name}.yaml").read_text()), output  # the file as the report wrote it
     for text in must_say:
         assert text in output, output
-    assert output.rstrip().endswith("problems") or output.rstrip().endswith("problem"), output
+    assert output.rstrip().endswith(("problems", "problem")), output
     _compare(name, output)
 
 
@@ -93,13 +97,13 @@ def test_request_mistake_on_the_cpu_stand_in(name, model, must_say, server, tmp_
 
 
 def test_every_reproduction_has_its_output_and_a_test():
-    """No orphan: each snippet here is run above and each output file belongs to a snippet."""
+    """No orphan: each output file belongs to a wrong configuration or a request snippet run above."""
     snippets = {p.stem for p in SNIPPETS.iterdir() if p.is_file()}
-    outputs = {p.stem for p in OUT.glob("*.txt")}
-    assert snippets == outputs, f"snippets without output: {snippets - outputs}; outputs without snippet: {outputs - snippets}"
-    tested = {"docs_yaml_on_1.1.0", "eagle3_value", "old_key_names", "max_tokens_ignored", "infer_unknown_input",
-              "stream_not_decoupled", "http_infer_decoupled"}
-    assert snippets == tested
+    assert snippets == {"check_yaml", "max_tokens_ignored", "infer_unknown_input", "stream_not_decoupled",
+                        "http_infer_decoupled"}
+    configs = {p.stem for p in WRONG_YAML.glob("*.yaml")}
+    assert configs == {"docs_yaml_on_1.1.0", "eagle3_value", "old_key_names"}
+    assert {p.stem for p in OUT.glob("*.txt")} == (snippets - {"check_yaml"}) | configs
 
 
 # ---- the container's launcher and the templates' decoupled setting ----------------------------
