@@ -53,8 +53,11 @@ import shutil
 from pathlib import Path
 
 from specdec_guide.background import post_json, stop, wait_ready
+from specdec_guide.templates import templates_root
 
-GUIDE = Path.cwd().resolve().parent  # the notebook runs from notebooks/ in the repository
+# The guide's checkout, found from the installed package (make test-gpu installs it editable),
+# so the cell also works when re-run after the chdir below.
+GUIDE = templates_root().parents[1]
 WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "draft_target"
 WORK.mkdir(parents=True, exist_ok=True)
 os.chdir(WORK)  # what the cells write (YAML, model repository, logs) goes here, not into the repository
