@@ -10,6 +10,7 @@ snapshot. These tests add what it does not know:
   endpoint silently drops any other key;
 * each notebook asserts greedy identity with its baseline and accepted drafts > 0;
 * the header names the container and release that tracks.yaml pairs.
+* every curl cell runs as written (address aside) against the CPU stand-in of the llmapi model.
 """
 
 from __future__ import annotations
@@ -106,3 +107,41 @@ def test_header_pins_a_known_release_and_its_container(path):
     assert meta["tier"] == "gpu" and meta["track"] == meta["trtllm_version"]
     track = REG.resolve(meta["trtllm_version"])
     assert meta["container"] == track.container, f"{path.name}: {meta['container']} is not {track.id}'s container"
+
+
+# ---- the notebooks' curl cells, run against the CPU stand-in ----------------------------------
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory, tiny_models):
+    """The NGram template on the CPU engine, under the name the notebooks' URLs use."""
+    from specdec_guide import templates
+    from specdec_guide.triton import TritonServer
+
+    target, _ = tiny_models
+    repo = tmp_path_factory.mktemp("notebook_curl_repo")
+    templates.render("ngram", model=str(target), out=repo, force=True)
+    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
+def test_curl_cells_run_against_the_cpu_stand_in(path, stand_in, tmp_path):
+    """Every curl cell of the notebook, as written, with only the address changed: the request is
+    accepted, /generate answers with text and the draft counters, /generate_stream with events."""
+    import subprocess
+
+    cells = [c.split("\n", 1)[1] for c in _code_cells(path) if c.startswith("%%bash") and "curl " in c]
+    assert len(cells) == 2, f"{path.name}: expected a generate and a generate_stream curl cell"
+    for cell in cells:
+        script = cell.replace("127.0.0.1:8000", stand_in.http_address)
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{path.name}: {done.stdout}\n{done.stderr}"
+        if "/generate_stream" in cell:
+            events = [json.loads(line[len("data: "):]) for line in done.stdout.splitlines() if line.startswith("data: ")]
+            assert len(events) > 1 and all("text_output" in e for e in events), done.stdout
+        else:
+            reply = json.loads(done.stdout)
+            assert reply["text_output"] and int(reply["total_draft_tokens"]) >= int(reply["total_accepted_draft_tokens"])
