@@ -44,8 +44,8 @@
 # a draft token during the thinking phase of a reasoning model if it is among the target's
 # top candidates (then the output is no longer the target's greedy output, so this notebook
 # leaves it off); `mtp_eagle_one_model` (default true) selects, for a checkpoint with one MTP
-# layer, the "EAGLE-style" MTP that reuses that layer for every draft token, in one model
-# (`MTPDecodingConfig.spec_dec_mode` in 1.1.0's `llm_args.py`).
+# layer, the one-model "EAGLE-style MTP" mode (`MTPDecodingConfig.spec_dec_mode` in 1.1.0's
+# `llm_args.py`; the speculative-decoding page lists it for DeepSeek V3/R1).
 #
 # > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
 # > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
