@@ -408,7 +408,7 @@ def compare(recorded: dict, installed: dict) -> list[str]:
             diffs.append(f"{cname}.{fname}: a field of the installed release, not recorded")
         for fname in sorted(set(rf) & set(inf)):
             a, b = rf[fname], inf[fname]
-            if _norm_type(a.get("type")) != _norm_type(b.get("type")):
+            if a.get("type_check") != "loose" and _comparable(a.get("type")) != _comparable(b.get("type")):
                 diffs.append(f"{cname}.{fname}: type recorded {a.get('type')!r}, installed {b.get('type')!r}")
             if bool(a.get("required")) != bool(b.get("required")):
                 diffs.append(f"{cname}.{fname}: required recorded {bool(a.get('required'))}, installed "

@@ -25,4 +25,8 @@ def test_tables_follow_the_snapshots():
     assert rows["`SaveState`"][0].startswith("**refused**") and rows["`SaveState`"][1].startswith("accepted")
     text = expand(f"before\n{MARKER}\nafter\n", registry)
     assert MARKER not in text and "`speculative_model` (alias `speculative_model_dir`)" in text
-    assert markdown(registry).count("gh-pages `") == 2
+    text = markdown(registry)
+    assert text.count("gh-pages `") == 2
+    row = next(line for line in text.splitlines() if line.startswith("| `DraftTargetDecodingConfig` |"))
+    assert "needs `speculative_model_dir`" in row and "needs `speculative_model`;" in row
+    assert "| `SaveHiddenStatesDecodingConfig` | not in this release |" in text

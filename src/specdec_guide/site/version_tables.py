@@ -63,6 +63,35 @@ def rule_count(track: Track) -> tuple[int, int]:
     return cls_rules, len(field_rules)
 
 
+def requirement_cell(track: Track, cls_name: str) -> str:
+    """What choosing a decoding class demands on a track: fields, backends, YAML at all."""
+    cls = track.classes().get(cls_name)
+    if cls is None:
+        return "not in this release"
+    parts = []
+    for rule in cls.get("rules") or []:
+        if rule.get("kind") == "requires":
+            names = ", ".join(f"`{f}`" for f in rule.get("fields") or [])
+            parts.append(f"needs {names}" + (" (> 0)" if rule.get("positive") else ""))
+        elif rule.get("kind") == "backend":
+            if rule.get("allowed"):
+                parts.append("backend " + " or ".join(f"`{b}`" for b in rule["allowed"]))
+            else:
+                parts.append("not on " + ", ".join(f"`{b}`" for b in rule.get("refused") or []))
+    if cls.get("yaml") is False:
+        parts.append("Python API only")
+    return "; ".join(parts) or "no extra requirement recorded"
+
+
+def requirement_rows(tracks: list[Track]) -> list[list[str]]:
+    names: list[str] = []
+    for t in tracks:
+        for m in (t.unions().get("SpeculativeConfig") or {}).get("members") or []:
+            if m not in names:
+                names.append(m)
+    return [[f"`{n}`", *[requirement_cell(t, n) for t in tracks]] for n in names]
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -75,6 +104,9 @@ def markdown(registry: Registry | None = None) -> str:
     out = ["### `decoding_type` spellings\n",
            "Read from each release's `DecodingBaseConfig.from_dict` table, which turns a YAML "
            "`speculative_config` into a config object.\n", _table(head, decoding_rows(tracks))]
+    out += ["### What choosing a decoding type demands\n",
+            "From each release's construction-time checks (`validate_speculative_config`, `supports_backend`).\n",
+            _table(["Config class", *[f"TensorRT-LLM {t.id}" for t in tracks]], requirement_rows(tracks))]
     facts = []
     facts.append(["Draft-model key"] + [draft_key(t) for t in tracks])
     facts.append(["`TorchLlmArgs` fields (YAML keys and `LLM()` keywords)"] +
