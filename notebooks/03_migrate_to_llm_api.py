@@ -130,9 +130,9 @@ triton_config:
   decoupled: false
 
 # %% [markdown]
-# The same file for TensorRT-LLM 1.2.1 (a Triton 26.04+ container) differs in two places: the draft is
-# `speculative_model`, and the `decoding_type` is spelled `Draft_Target` (as Triton's guide for those containers
-# writes it); it is
+# The same file for TensorRT-LLM 1.2.1 (a Triton 26.04+ container) differs in one key: the draft is
+# `speculative_model`. The `decoding_type` stays `DraftTarget`: Triton's r26.05 guide writes `Draft_Target`, the
+# class literal, which the 1.2.1 YAML loader does not accept (1.2.1 snapshot, read from the release's source). It is
 # written here for comparison and checked against the 1.2.1 snapshot, not served by this container.
 
 # %%
@@ -142,7 +142,7 @@ model: /tmp/specdec-legacy/hf/target
 backend: pytorch
 disable_overlap_scheduler: true
 speculative_config:
-  decoding_type: Draft_Target
+  decoding_type: DraftTarget
   max_draft_len: 4
   speculative_model: /tmp/specdec-legacy/hf/draft
 triton_config:
