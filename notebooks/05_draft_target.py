@@ -1,0 +1,263 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: specdec_guide
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   specdec_guide:
+#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
+#     tier: gpu
+#     title: Draft/Target on TensorRT-LLM and Triton
+#     track: 1.1.0
+#     trtllm_version: 1.1.0
+# ---
+
+# %% [markdown]
+# # Draft/Target on TensorRT-LLM and Triton
+#
+# A small model drafts `max_draft_len` tokens, the target checks them in one forward pass.
+# Both models must use the same tokenizer: the draft's token ids are fed to the target as they
+# are, so a draft with another vocabulary is accepted almost never (TensorRT-LLM's
+# speculative-decoding page for 1.1.0 warns that the acceptance rate then collapses and
+# performance regresses).
+#
+# On the PyTorch backend of TensorRT-LLM 1.1.0 both models run in one process: the draft is a
+# second model (a "two-model" method), not the legacy engine workflow with a BLS model in
+# front. Two-model methods do not support the overlap scheduler (TensorRT-LLM turns it off);
+# upstream's examples set `disable_overlap_scheduler` explicitly, and so does this notebook.
+#
+# 1. A quick run on the container's default small model, TinyLlama-1.1B-Chat, drafting for
+#    itself: every draft token is accepted, so it proves the wiring, not a speed-up.
+# 2. A real pair: Llama-3.1-8B-Instruct with Llama-3.2-1B-Instruct as the draft (both use the
+#    Llama 3 tokenizer; both are gated on Hugging Face, so set `HF_TOKEN`).
+# 3. The same configuration for `trtllm-serve` and an OpenAI client.
+# 4. Triton's `llmapi` model repository, curl, streaming and tritonclient.
+# 5. What changes on TensorRT-LLM 1.2.1.
+#
+# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
+# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
+# > `make test-gpu` runs it inside the container named in its header (one GPU with room for
+# > an 8B and a 1B model in bf16, about 19 GB of weights).
+
+# %%
+import os
+import shutil
+from pathlib import Path
+
+from specdec_guide.background import post_json, stop, wait_ready
+from specdec_guide.templates import templates_root
+
+# The guide's checkout, found from the installed package (make test-gpu installs it editable),
+# so the cell also works when re-run after the chdir below.
+GUIDE = templates_root().parents[1]
+WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "draft_target"
+WORK.mkdir(parents=True, exist_ok=True)
+os.chdir(WORK)  # what the cells write (YAML, model repository, logs) goes here, not into the repository
+# The guide's gRPC streaming client (run by the CPU tests against the stand-in), next to the other files.
+shutil.copyfile(GUIDE / "snippets/triton/client_grpc_stream.py", WORK / "client_grpc_stream.py")
+
+SMALL = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+TARGET = "meta-llama/Llama-3.1-8B-Instruct"
+DRAFT = "meta-llama/Llama-3.2-1B-Instruct"
+MAX_TOKENS = 64
+PROMPT = "Explain in three short sentences why the sky is blue.\n"
+
+# %% language="bash"
+# nvidia-smi -L
+# python3 -c "import tensorrt_llm; print('tensorrt_llm', tensorrt_llm.__version__)"
+
+# %% [markdown]
+# ## 1. The wiring, on TinyLlama
+#
+# Baseline first: greedy decoding (no temperature, top-k or top-p), with per-request metrics.
+
+# %%
+from tensorrt_llm import LLM, SamplingParams
+from tensorrt_llm.llmapi import DraftTargetDecodingConfig
+
+params = SamplingParams(max_tokens=MAX_TOKENS, return_perf_metrics=True)
+
+llm = LLM(model=SMALL)
+try:
+    small_baseline = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+print(small_baseline.text)
+
+# %% [markdown]
+# In 1.1.0 the draft model's path is `speculative_model_dir` (later releases renamed it
+# `speculative_model`; 1.1.0 rejects that name).
+
+# %%
+from tensorrt_llm import LLM
+from tensorrt_llm.llmapi import DraftTargetDecodingConfig
+
+llm = LLM(model=SMALL, disable_overlap_scheduler=True,
+          speculative_config=DraftTargetDecodingConfig(max_draft_len=4, speculative_model_dir=SMALL))
+try:
+    small_spec = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+metrics = small_spec.request_perf_metrics.speculative_decoding
+print(f"drafted {metrics.total_draft_tokens}, accepted {metrics.total_accepted_draft_tokens}, "
+      f"acceptance rate {metrics.acceptance_rate:.2f}")
+assert small_spec.token_ids == small_baseline.token_ids, "Draft/Target changed the greedy output"
+assert metrics.total_accepted_draft_tokens > 0, "no draft token was accepted"
+
+# %% [markdown]
+# ## 2. A real pair: Llama-3.1-8B-Instruct drafted by Llama-3.2-1B-Instruct
+
+# %%
+from tensorrt_llm import LLM
+from tensorrt_llm.llmapi import DraftTargetDecodingConfig
+
+llm = LLM(model=TARGET)
+try:
+    baseline = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+
+llm = LLM(model=TARGET, disable_overlap_scheduler=True,
+          speculative_config=DraftTargetDecodingConfig(max_draft_len=4, speculative_model_dir=DRAFT))
+try:
+    spec = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+print(spec.text)
+
+# %%
+metrics = spec.request_perf_metrics.speculative_decoding
+print(f"drafted {metrics.total_draft_tokens}, accepted {metrics.total_accepted_draft_tokens}, "
+      f"acceptance rate {metrics.acceptance_rate:.2f}")
+assert spec.token_ids == baseline.token_ids, "Draft/Target changed the greedy output"
+assert metrics.total_accepted_draft_tokens > 0, "no draft token was accepted"
+
+# %% [markdown]
+# ## 3. `trtllm-serve` and an OpenAI client
+#
+# The same settings as a YAML file. The cell writes exactly the guide's
+# `snippets/llm_api/1.1.0/draft_target.yaml` (a CPU test compares the two). The YAML value is
+# `DraftTarget`; the Python class reports itself as `Draft_Target`, which the YAML
+# dispatcher of 1.1.0 does not accept.
+
+# %%
+# %%writefile draft_target.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# Draft/Target, TensorRT-LLM 1.1.0: the YAML key is DraftTarget and the
+# draft path key is speculative_model_dir. The draft must share the
+# target's tokenizer.
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: DraftTarget
+  max_draft_len: 4
+  speculative_model_dir: meta-llama/Llama-3.2-1B-Instruct
+
+# %% language="bash"
+# nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
+#   --host 127.0.0.1 --port 8000 --extra_llm_api_options draft_target.yaml > serve.log 2>&1 &
+# echo $! > serve.pid
+
+# %%
+wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve.pid")
+
+# %%
+from openai import OpenAI
+
+client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="not-used")
+try:
+    reply = client.completions.create(model=TARGET, prompt=PROMPT, max_tokens=MAX_TOKENS, temperature=0)
+finally:
+    stop("serve.pid")
+print(reply.choices[0].text)
+assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
+
+# %% [markdown]
+# ## 4. Triton's `llmapi` model
+#
+# The guide's `draft_target` template with both models filled in, and the container's own
+# `model.py`. Both models load inside the one Triton model; there is no BLS model in front
+# and no per-request draft input: the draft length is the server's `max_draft_len`.
+
+# %% language="bash"
+# specdec-guide repo render --method draft_target --engine trtllm \
+#   --model meta-llama/Llama-3.1-8B-Instruct --draft-model meta-llama/Llama-3.2-1B-Instruct \
+#   --out repo_draft_target --force
+# cat repo_draft_target/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_draft_target/tensorrt_llm/config.pbtxt
+
+# %% language="bash"
+# python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_draft_target" --world_size 1
+
+# %%
+wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
+
+# %% language="bash"
+# curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \
+#   -H 'Content-Type: application/json' \
+#   -d '{"text_input": "Explain in three short sentences why the sky is blue.\n",
+#        "sampling_param_max_tokens": 64,
+#        "sampling_param_exclude_input_from_output": true,
+#        "sampling_param_return_perf_metrics": true}'
+
+# %%
+triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
+    "text_input": PROMPT,
+    "sampling_param_max_tokens": MAX_TOKENS,
+    "sampling_param_exclude_input_from_output": True,
+    "sampling_param_return_perf_metrics": True,
+})
+print({k: triton[k] for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
+assert triton["text_output"] == spec.text, "Triton's greedy text differs from the LLM API's"
+assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accepted behind Triton"
+
+# %% language="bash"
+# curl -sS --fail-with-body -N -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream \
+#   -H 'Content-Type: application/json' \
+#   -d '{"text_input": "List the first five prime numbers.\n",
+#        "streaming": true,
+#        "sampling_param_max_tokens": 32,
+#        "sampling_param_exclude_input_from_output": true}'
+
+# %% language="bash"
+# python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
+# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
+
+# %% language="bash"
+# # The launcher started tritonserver in the background; this container runs no other one.
+# pkill -x tritonserver
+# while pgrep -x tritonserver > /dev/null; do sleep 1; done
+# echo "tritonserver stopped"
+
+# %% [markdown]
+# ## 5. On TensorRT-LLM 1.2.1
+#
+# TensorRT-LLM 1.2.1 (Triton 26.04 and later containers) renames the draft path to
+# `speculative_model` and keeps `speculative_model_dir` as an alias. The YAML value stays
+# `DraftTarget`: the dispatcher in 1.2.1's `llm_args.py` knows `MTP`, `Medusa`, `Eagle`,
+# `Lookahead`, `NGram`, `DraftTarget`, `SaveState`, `UserProvided` and `AUTO`, and nothing
+# else. This cell is checked against the 1.2.1 snapshot; it writes the guide's
+# `snippets/notebooks/05_draft_target/draft_target_1.2.1.yaml`.
+
+# %%
+# %%writefile draft_target_1.2.1.yaml
+# specdec-guide: trtllm=1.2.1
+# specdec-guide: llm-api-yaml
+# Draft/Target on TensorRT-LLM 1.2.1: the YAML value is still DraftTarget (the
+# 1.2.1 dispatcher has no Draft_Target key); the draft path is speculative_model,
+# and speculative_model_dir is accepted as an alias.
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: DraftTarget
+  max_draft_len: 4
+  speculative_model: meta-llama/Llama-3.2-1B-Instruct

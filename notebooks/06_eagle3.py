@@ -1,0 +1,347 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: specdec_guide
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   specdec_guide:
+#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
+#     tier: gpu
+#     title: EAGLE-3 on TensorRT-LLM and Triton
+#     track: 1.1.0
+#     trtllm_version: 1.1.0
+# ---
+
+# %% [markdown]
+# # EAGLE-3 on TensorRT-LLM and Triton
+#
+# EAGLE-3 drafts with a small trained head that reads the target's own hidden states. It needs
+# a head trained for that exact target: here `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B` for
+# `meta-llama/Llama-3.1-8B-Instruct` (the checkpoints from the EAGLE-3 authors that
+# TensorRT-LLM's 1.1.0 docs point to for Llama 3). The container's default small model,
+# TinyLlama, has no published EAGLE-3 head, so the quick run is the 8B model (about 16 GB of
+# bf16 weights; one GPU). Llama-3.1-8B-Instruct is gated on Hugging Face: set `HF_TOKEN`.
+#
+# ## One model or two
+#
+# On the PyTorch backend of TensorRT-LLM 1.1.0 and 1.2.1, `decoding_type: Eagle` *is*
+# EAGLE-3, in one of two implementations chosen by `eagle3_one_model`:
+#
+# - **one-model** (`eagle3_one_model: true`, the default in both releases' `llm_args.py`): the
+#   head runs inside the target's forward pass, and the whole drafting loop can be one CUDA
+#   graph. Faster, and compatible with the overlap scheduler; no dynamic draft length.
+# - **two-model** (`eagle3_one_model: false`): the head is a separate draft model driven by
+#   the executor. Two-model methods do not support the overlap scheduler (TensorRT-LLM turns
+#   it off; the examples set `disable_overlap_scheduler: true`).
+#
+# The 1.1.0 and 1.2.1 speculative-decoding pages list one-model EAGLE-3 for Llama 4 Maverick
+# and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B; this notebook
+# runs both on the 8B model and asserts the same greedy output for each.
+#
+# **When two-model goes away.** Both 1.1.0 and 1.2.1 ship it without a warning (their
+# `EagleDecodingConfig` has `eagle3_one_model` and no deprecation). On TensorRT-LLM's main
+# branch a deprecation warning was added by PR #11761 (merged 2026-02-26, after the 1.2
+# release branch was cut), and the API reference of 1.3.0rc27, 1.4.0rc1 and 1.4.0rc4 has an
+# `Eagle3DecodingConfig` without `eagle3_one_model`. No final release after 1.2.1 exists yet,
+# so no stable release has dropped two-model EAGLE-3; the first one to do so will be the first
+# final release from that line (1.3.0 was never published as final).
+#
+# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
+# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
+# > `make test-gpu` runs it inside the container named in its header.
+
+# %%
+import os
+import shutil
+from pathlib import Path
+
+import torch
+
+from specdec_guide.background import post_json, stop, wait_ready
+from specdec_guide.templates import templates_root
+
+# The guide's checkout, found from the installed package (make test-gpu installs it editable),
+# so the cell also works when re-run after the chdir below.
+GUIDE = templates_root().parents[1]
+WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "eagle3"
+WORK.mkdir(parents=True, exist_ok=True)
+os.chdir(WORK)  # what the cells write (YAML, model repository, logs) goes here, not into the repository
+# The guide's gRPC streaming client (run by the CPU tests against the stand-in), next to the other files.
+shutil.copyfile(GUIDE / "snippets/triton/client_grpc_stream.py", WORK / "client_grpc_stream.py")
+
+TARGET = "meta-llama/Llama-3.1-8B-Instruct"
+HEAD = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+MAX_TOKENS = 64
+PROMPT = "Explain in three short sentences why the sky is blue.\n"
+TWO_GPUS = torch.cuda.device_count() >= 2
+os.environ["TWO_GPUS"] = "1" if TWO_GPUS else "0"
+
+# %% language="bash"
+# nvidia-smi -L
+# python3 -c "import tensorrt_llm; print('tensorrt_llm', tensorrt_llm.__version__)"
+
+# %% [markdown]
+# ## 1. The LLM API: baseline, two-model, one-model
+
+# %%
+from tensorrt_llm import LLM, SamplingParams
+
+params = SamplingParams(max_tokens=MAX_TOKENS, return_perf_metrics=True)
+
+llm = LLM(model=TARGET)
+try:
+    baseline = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+print(baseline.text)
+
+# %% [markdown]
+# Two-model, as the 1.1.0 docs list it for Llama 3.1 8B. In 1.1.0 the head's path is
+# `speculative_model_dir` (1.2.1 renames it `speculative_model`).
+
+# %%
+from tensorrt_llm import LLM
+from tensorrt_llm.llmapi import EagleDecodingConfig
+
+llm = LLM(model=TARGET, disable_overlap_scheduler=True,
+          speculative_config=EagleDecodingConfig(max_draft_len=3, speculative_model_dir=HEAD,
+                                                 eagle3_one_model=False))
+try:
+    two_model = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+
+# %%
+from tensorrt_llm import LLM
+from tensorrt_llm.llmapi import EagleDecodingConfig
+
+llm = LLM(model=TARGET,
+          speculative_config=EagleDecodingConfig(max_draft_len=3, speculative_model_dir=HEAD,
+                                                 eagle3_one_model=True))
+try:
+    one_model = llm.generate([PROMPT], params)[0].outputs[0]
+finally:
+    llm.shutdown()
+
+# %%
+for name, out in (("two-model", two_model), ("one-model", one_model)):
+    m = out.request_perf_metrics.speculative_decoding
+    print(f"{name}: drafted {m.total_draft_tokens}, accepted {m.total_accepted_draft_tokens}, "
+          f"acceptance rate {m.acceptance_rate:.2f}")
+    assert out.token_ids == baseline.token_ids, f"{name} EAGLE-3 changed the greedy output"
+    assert m.total_accepted_draft_tokens > 0, f"{name}: no draft token was accepted"
+
+# %% [markdown]
+# ## 2. `trtllm-serve` and an OpenAI client
+#
+# One-model first: the cell writes exactly the guide's `snippets/llm_api/1.1.0/eagle3.yaml`.
+# The YAML value is `Eagle`: 1.1.0 has no `Eagle3` key (its dispatcher answers
+# `Invalid decoding type: Eagle3`).
+
+# %%
+# %%writefile eagle3.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# EAGLE-3, TensorRT-LLM 1.1.0: on the PyTorch backend decoding_type Eagle
+# *is* EAGLE-3 (there is no Eagle3 key in this release). One-model mode is
+# the default.
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: true
+
+# %% [markdown]
+# The two-model file differs in two keys (`snippets/notebooks/06_eagle3/eagle3_two_model.yaml`).
+
+# %%
+# %%writefile eagle3_two_model.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# EAGLE-3 two-model, TensorRT-LLM 1.1.0: the head runs as a separate draft
+# model. Two-model speculation does not support the overlap scheduler, so it
+# is turned off here.
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: false
+
+# %% language="bash"
+# nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
+#   --host 127.0.0.1 --port 8000 --extra_llm_api_options eagle3.yaml > serve.log 2>&1 &
+# echo $! > serve.pid
+
+# %%
+wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve.pid")
+
+# %%
+from openai import OpenAI
+
+client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="not-used")
+try:
+    reply = client.completions.create(model=TARGET, prompt=PROMPT, max_tokens=MAX_TOKENS, temperature=0)
+finally:
+    stop("serve.pid")
+print(reply.choices[0].text)
+assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
+
+# %% [markdown]
+# ## 3. Triton's `llmapi` model
+#
+# The guide's `eagle3` template (one-model, as the 1.1.0 default) with the target and the
+# head filled in.
+
+# %% language="bash"
+# specdec-guide repo render --method eagle3 --engine trtllm \
+#   --model meta-llama/Llama-3.1-8B-Instruct --draft-model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B \
+#   --out repo_eagle3 --force
+# cat repo_eagle3/tensorrt_llm/1/model.yaml
+# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
+# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
+# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_eagle3/tensorrt_llm/config.pbtxt
+
+# %% language="bash"
+# python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_eagle3" --world_size 1
+
+# %%
+wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
+
+# %% language="bash"
+# curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \
+#   -H 'Content-Type: application/json' \
+#   -d '{"text_input": "Explain in three short sentences why the sky is blue.\n",
+#        "sampling_param_max_tokens": 64,
+#        "sampling_param_exclude_input_from_output": true,
+#        "sampling_param_return_perf_metrics": true}'
+
+# %%
+triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
+    "text_input": PROMPT,
+    "sampling_param_max_tokens": MAX_TOKENS,
+    "sampling_param_exclude_input_from_output": True,
+    "sampling_param_return_perf_metrics": True,
+})
+print({k: triton[k] for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
+assert triton["text_output"] == one_model.text, "Triton's greedy text differs from the LLM API's"
+assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accepted behind Triton"
+
+# %% language="bash"
+# curl -sS --fail-with-body -N -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream \
+#   -H 'Content-Type: application/json' \
+#   -d '{"text_input": "List the first five prime numbers.\n",
+#        "streaming": true,
+#        "sampling_param_max_tokens": 32,
+#        "sampling_param_exclude_input_from_output": true}'
+
+# %% language="bash"
+# python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
+# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
+
+# %% language="bash"
+# # The launcher started tritonserver in the background; this container runs no other one.
+# pkill -x tritonserver
+# while pgrep -x tritonserver > /dev/null; do sleep 1; done
+# echo "tritonserver stopped"
+
+# %% [markdown]
+# ## 4. Two GPUs: Llama-3.3-70B-Instruct with `tensor_parallel_size: 2`
+#
+# Where tensor parallelism matters: the 70B target does not fit one GPU (about 141 GB of bf16
+# weights, so two GPUs with room for that plus the KV cache, e.g. two H200s). The head is
+# `yuhuili/EAGLE3-LLaMA3.3-Instruct-70B`; the 1.1.0 docs list Llama 3.3 70B under two-model
+# EAGLE-3. On fewer than two GPUs these cells say they were skipped. Behind Triton the same
+# split is `tensor_parallel_size: 2` in `model.yaml` and `launch_triton_server.py --world_size 2`.
+
+# %%
+# %%writefile eagle3_70b.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# EAGLE-3 for Llama-3.3-70B-Instruct, TensorRT-LLM 1.1.0, split over two GPUs
+# (trtllm-serve --tp_size 2). The 1.1.0 docs list Llama 3.3 70B under the
+# two-model implementation, which does not support the overlap scheduler.
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: yuhuili/EAGLE3-LLaMA3.3-Instruct-70B
+  eagle3_one_model: false
+
+
+# %%
+def run_70b_on_two_gpus(prompt: str) -> None:
+    from tensorrt_llm import LLM, SamplingParams
+    from tensorrt_llm.llmapi import EagleDecodingConfig
+
+    big_params = SamplingParams(max_tokens=MAX_TOKENS, return_perf_metrics=True)
+    llm = LLM(model="meta-llama/Llama-3.3-70B-Instruct", tensor_parallel_size=2)
+    try:
+        base = llm.generate([prompt], big_params)[0].outputs[0]
+    finally:
+        llm.shutdown()
+    llm = LLM(model="meta-llama/Llama-3.3-70B-Instruct", tensor_parallel_size=2, disable_overlap_scheduler=True,
+              speculative_config=EagleDecodingConfig(max_draft_len=3, eagle3_one_model=False,
+                                                     speculative_model_dir="yuhuili/EAGLE3-LLaMA3.3-Instruct-70B"))
+    try:
+        out = llm.generate([prompt], big_params)[0].outputs[0]
+    finally:
+        llm.shutdown()
+    m = out.request_perf_metrics.speculative_decoding
+    print(f"70B, TP 2: drafted {m.total_draft_tokens}, accepted {m.total_accepted_draft_tokens}")
+    assert out.token_ids == base.token_ids, "EAGLE-3 changed the greedy output of the 70B model"
+    assert m.total_accepted_draft_tokens > 0, "no draft token was accepted"
+
+
+if TWO_GPUS:
+    run_70b_on_two_gpus(PROMPT)
+else:
+    print(f"skipped: this machine has {torch.cuda.device_count()} GPU(s), the 70B run needs two")
+
+# %% language="bash"
+# if [ "$TWO_GPUS" != 1 ]; then echo "skipped: trtllm-serve --tp_size 2 needs two GPUs"; exit 0; fi
+# nohup trtllm-serve meta-llama/Llama-3.3-70B-Instruct --backend pytorch --tp_size 2 \
+#   --host 127.0.0.1 --port 8000 --extra_llm_api_options eagle3_70b.yaml > serve70.log 2>&1 &
+# echo $! > serve70.pid
+
+# %%
+if TWO_GPUS:
+    wait_ready("http://127.0.0.1:8000/v1/models", pid_file="serve70.pid", timeout_s=3600)
+    try:
+        reply = post_json("http://127.0.0.1:8000/v1/completions", {
+            "model": "meta-llama/Llama-3.3-70B-Instruct", "prompt": PROMPT, "max_tokens": MAX_TOKENS,
+            "temperature": 0})
+    finally:
+        stop("serve70.pid")
+    print(reply["choices"][0]["text"])
+
+# %% [markdown]
+# ## 5. On TensorRT-LLM 1.2.1
+#
+# The head's key becomes `speculative_model` (`speculative_model_dir` stays an alias), and
+# the YAML value stays `Eagle`: the dispatcher in 1.2.1's `llm_args.py` has no `Eagle3` key.
+# (`decoding_type: Eagle3` was introduced on the main branch by PR #10124 and appears in the
+# 1.3.0rc API reference, a line with no final release yet.) This cell is checked against the
+# 1.2.1 snapshot; it
+# writes the guide's `snippets/notebooks/06_eagle3/eagle3_1.2.1.yaml`.
+
+# %%
+# %%writefile eagle3_1.2.1.yaml
+# specdec-guide: trtllm=1.2.1
+# specdec-guide: llm-api-yaml
+# EAGLE-3 on TensorRT-LLM 1.2.1: the YAML value is still Eagle (the 1.2.1
+# dispatcher has no Eagle3 key); the head goes under speculative_model, and
+# speculative_model_dir is accepted as an alias.
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: true

@@ -1,0 +1,134 @@
+"""The troubleshooting page's reproductions, run on the CPU.
+
+Each entry that can be reproduced without a GPU has a reproduction under snippets/troubleshooting/:
+configuration mistakes run ``check_yaml.sh`` (show the file, then ``specdec-guide validate``) on
+the YAML the upstream report used, kept as test data in tests/fixtures/troubleshooting/ because
+it is wrong on purpose and must not sit among the guide's snippets; request mistakes run
+against a real tritonserver serving the CPU stand-in of TensorRT-LLM's llmapi model. The page shows each snippet and, from snippets/troubleshooting/out/, the output
+it printed. These tests run every snippet and compare its output with that file, so the page
+can only show what the tools really print.
+
+After a deliberate change (a new message wording), regenerate the files with
+``SPECDEC_UPDATE_OUTPUTS=1 python -m pytest tests/test_troubleshooting.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specdec_guide import templates
+from specdec_guide.triton import TritonServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = ROOT / "snippets" / "troubleshooting"
+OUT = SNIPPETS / "out"
+WRONG_YAML = ROOT / "tests" / "fixtures" / "troubleshooting"
+UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
+
+
+def _run(path: Path, cwd: Path, **env) -> str:
+    """Run a snippet as a reader would: bash for .sh, python for .py; stdout, then stderr."""
+    cmd = ["bash", str(path)] if path.suffix == ".sh" else [sys.executable, str(path)]
+    # The reader's PATH has the venv's bin (specdec-guide, python3) first.
+    path_env = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=180,
+                          env=dict(os.environ, PATH=path_env, **env))
+    return done.stdout + done.stderr
+
+
+def _compare(name: str, output: str) -> None:
+    expected = OUT / f"{name}.txt"
+    if UPDATE:
+        expected.write_text(output)
+    assert expected.is_file(), f"{expected} is missing: run with SPECDEC_UPDATE_OUTPUTS=1 and review it"
+    assert output == expected.read_text(), f"{name}: the output differs from {expected.relative_to(ROOT)}"
+
+
+# ---- configuration mistakes: the validator ---------------------------------------------------
+@pytest.mark.parametrize("name, must_say", [
+    ("docs_yaml_on_1.1.0", ["unknown key 'speculative_config.speculative_model'", "speculative_model_dir"]),
+    ("eagle3_value", ["'Eagle3' is not a decoding_type in TRT-LLM 1.1.0"]),
+    ("old_key_names", ["unknown key 'use_cuda_graph'", "unknown key 'speculative_config.pytorch_weights_path'"]),
+])
+def test_configuration_mistake_is_reported_by_the_validator(name, must_say, tmp_path):
+    shutil.copyfile(WRONG_YAML / f"{name}.yaml", tmp_path / "extra_llm_api_options.yaml")
+    output = _run(SNIPPETS / "check_yaml.sh", tmp_path)
+    assert output.startswith((WRONG_YAML / f"{name}.yaml").read_text()), output  # the file as the report wrote it
+    for text in must_say:
+        assert text in output, output
+    assert output.rstrip().endswith(("problems", "problem")), output
+    _compare(name, output)
+
+
+# ---- request mistakes: a real tritonserver with the CPU stand-in -------------------------------
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_models):
+    """tensorrt_llm: decoupled (the templates' default); tensorrt_llm_sync: decoupled false."""
+    target, _ = tiny_models
+    repo = tmp_path_factory.mktemp("troubleshooting_repo")
+    templates.render("baseline", model=str(target), out=repo, force=True)
+    templates.render("baseline", model=str(target), out=repo, force=True, name="tensorrt_llm_sync", decoupled=False)
+    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("name, model, must_say", [
+    ("max_tokens_ignored", "tensorrt_llm", ["max_tokens: 32 characters", "sampling_param_max_tokens: 8 characters"]),
+    ("infer_unknown_input", "tensorrt_llm_sync", ["unexpected inference input 'max_tokens'"]),
+    ("stream_not_decoupled", "tensorrt_llm_sync", ["Streaming is only supported in decoupled mode."]),
+    ("http_infer_decoupled", "tensorrt_llm", ["doesn't support models with decoupled transaction policy"]),
+])
+def test_request_mistake_on_the_cpu_stand_in(name, model, must_say, server, tmp_path):
+    snippet = next(SNIPPETS.glob(f"{name}.*"))
+    output = _run(snippet, tmp_path, TRITON_HTTP=server.http_address, TRITON_MODEL=model)
+    for text in must_say:
+        assert text in output, output
+    _compare(name, output)
+
+
+def test_every_reproduction_has_its_output_and_a_test():
+    """No orphan: each output file belongs to a wrong configuration or a request snippet run above."""
+    snippets = {p.stem for p in SNIPPETS.iterdir() if p.is_file()}
+    assert snippets == {"check_yaml", "max_tokens_ignored", "infer_unknown_input", "stream_not_decoupled",
+                        "http_infer_decoupled"}
+    configs = {p.stem for p in WRONG_YAML.glob("*.yaml")}
+    assert configs == {"docs_yaml_on_1.1.0", "eagle3_value", "old_key_names"}
+    assert {p.stem for p in OUT.glob("*.txt")} == (snippets - {"check_yaml"}) | configs
+
+
+# ---- the container's launcher and the templates' decoupled setting ----------------------------
+@pytest.mark.triton
+def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(tmp_path, tiny_models):
+    """launch_triton_server.py passes --disable-auto-complete-config to tritonserver, so the
+    llmapi model's auto_complete_config never copies triton_config.decoupled from model.yaml.
+    Served that way, the template as rendered refuses to stream; with the policy appended to
+    config.pbtxt (what the GPU notebooks do) it streams."""
+    target, _ = tiny_models
+    repo = tmp_path / "repo"
+    templates.render("baseline", model=str(target), out=repo, force=True)
+    templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
+    config = repo / "with_policy" / "config.pbtxt"
+    config.write_text(config.read_text() + "\nmodel_transaction_policy {\n  decoupled: true\n}\n")
+    srv = TritonServer(repo, timeout=180, extra_args=("--disable-auto-complete-config",),
+                       env={"SPECDEC_ENGINE_THREADS": "1"})
+    try:
+        srv.start()
+        as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+                           TRITON_MODEL="tensorrt_llm")
+        fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+                     TRITON_MODEL="with_policy")
+    finally:
+        srv.stop()
+    assert as_rendered == (OUT / "stream_not_decoupled.txt").read_text()
+    events = [line for line in fixed.splitlines() if line.startswith("data: ")]
+    assert len(events) > 1 and all('"text_output"' in e for e in events), fixed
