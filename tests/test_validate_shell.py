@@ -112,6 +112,11 @@ def test_programs_called_through_variables():
     found = shell.check("python3 ${FILL_TEMPLATE_SCRIPT} -i x/tensorrt_llm/config.pbtxt nope:1\n",
                         REG.resolve("1.1.0"), REG, env={"FILL_TEMPLATE_SCRIPT": "tools/fill_template.py"})[0]
     assert [(ln, col, is_note(msg)) for ln, col, msg in found] == [(1, 64, False)]
+    # only the folder comes from a variable: the program is named, and is ours or not
+    assert check('"$VENV/bin/aiperf" profile --url http://x\n') == []
+    assert check("$BIN/trtllm-build --checkpoint_dir c --bogus\n") == [
+        (1, 38, "unknown flag '--bogus' for trtllm-build in TRT-LLM 1.1.0")]
+    assert [is_note(msg) for _, _, msg in check("${TOOLS}/${PROG} --x\n")] == [True]
 
 
 def test_fill_template_target_it_cannot_place_is_a_note():

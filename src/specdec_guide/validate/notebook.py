@@ -86,7 +86,8 @@ class NotebookCheck:
             if c.kind == "uncheckable":
                 out.append(Diagnostic(shown, c.line, 1, f"cell {c.index} cannot be checked statically ({c.reason}); "
                                       "mark it '# specdec-guide: unchecked: <reason>' or make it checkable"))
-            out.extend(Diagnostic(shown, ln, col, f"cell {c.index}: {msg}") for ln, col, msg in c.findings)
+            # A note stays a note (counted apart, failing only under --strict) once the cell is named.
+            out.extend(Diagnostic(shown, ln, col, type(msg)(f"cell {c.index}: {msg}")) for ln, col, msg in c.findings)
         return sorted(out)
 
     def summary(self) -> str:

@@ -303,7 +303,10 @@ def _program(cmd: list[str], names: set[str], env: dict) -> tuple[int | None, st
         word, ok = expand(cmd[i], env)
         if os.path.basename(word) in names:
             return i, os.path.basename(word), None
-        if not ok and "$" in cmd[i]:
+        literal = cmd[i].rsplit("/", 1)[-1] if "/" in cmd[i] else ""
+        if not ok and "$" in cmd[i] and not (literal and "$" not in literal):
+            # Only a program whose *name* is unknown is uncheckable: `$VENV/bin/aiperf` names its
+            # program (not one of ours), while `$TRTLLM_BUILD` or `${BIN}` does not.
             return i, "", cmd[i]
     # `docker run ... image trtllm-serve ...`, `mpirun -n 2 trtllm-bench ...`
     for j, tok in enumerate(cmd):
