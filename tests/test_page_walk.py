@@ -34,16 +34,17 @@ def test_every_page_with_shell_commands_is_walked_or_says_why_not():
         assert all("trtllm-serve" in (ROOT / s.snippet).read_text() for s in pagewalk.page_steps(DOCS / page, ROOT))
 
 
-@pytest.mark.triton
-@pytest.mark.timeout(1800)
-@pytest.mark.parametrize("page", pagewalk.WALKED_PAGES)
-def test_page_walk(page):
-    from specdec_guide.models import smollm2
+def _walk_params():
+    """Each walked page; one that starts a server (a background step) is marked `triton`."""
+    for page in pagewalk.WALKED_PAGES:
+        server = any(s.background for s in pagewalk.page_steps(DOCS / page, ROOT))
+        yield pytest.param(page, marks=[pytest.mark.triton] if server else [])
 
-    # Fetched before the walk (once per machine), so the page's `models fetch` prints the cached
-    # form that the page shows; the download itself is tested in test_models_smollm2.py.
-    smollm2.ensure_checkpoint()
-    result = pagewalk.walk(page)
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("page", _walk_params())
+def test_page_walk(page, walked_page):
+    result, clone = walked_page(page)
     print(f"{page}: {len(result.steps)} steps in {result.seconds:.0f}s")
     for step, fresh in zip(result.steps, result.outputs):
         if step.output is None:
@@ -54,6 +55,10 @@ def test_page_walk(page):
         assert pagewalk.shape(stored) == pagewalk.shape(fresh), (
             f"docs/{page}:{step.line}: {step.output} no longer matches a fresh run "
             f"(python -m specdec_guide.pagewalk write {page}):\n--- stored\n{stored}\n--- fresh\n{fresh}")
+    for made, shown in pagewalk.SHOWN_FILES.get(page, ()):  # a file the page shows, as its commands write it
+        assert (ROOT / shown).is_file(), f"{shown} is missing (python -m specdec_guide.pagewalk write {page})"
+        assert (clone / made).is_file(), f"docs/{page}: the walk did not write {made}, which the page shows as {shown}"
+        assert (clone / made).read_bytes()[:8] == (ROOT / shown).read_bytes()[:8], f"{made}: not the kind of file {shown} is"
 
 
 # -- the walker itself ---------------------------------------------------------------------------
