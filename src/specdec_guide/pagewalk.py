@@ -42,12 +42,17 @@ READY = "Ctrl-C stops it."  # what `specdec-guide triton up` prints once the mod
 BACKGROUND_TITLE = "keeps running"
 SERVER_READY_TIMEOUT_S = 300.0
 STEP_TIMEOUT_S = 900.0
-# Walked pages and pages whose commands cannot run here; a page with shell snippets must be in one.
+# Walked pages, and pages whose commands are not steps to follow here (each such command is a
+# trtllm-serve command or is executed by a test named in snippets/VERIFIED_BY.yaml); a page with
+# shell snippets must be in one.
 WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user_provided.md",
                 "speculative_decoding/estimate.md", "speculative_decoding/doctor.md")
 NOT_WALKED = {
     "speculative_decoding/versions.md": "its commands are `trtllm-serve` on a GPU with TensorRT-LLM; "
     "`specdec-guide validate` checks their flags against the release's schema instead",
+    "speculative_decoding/reading_the_numbers.md": "its one command is the AIPerf run that the benchmarking "
+    "notebook and tests/test_bench.py execute against servers they start (specdec_guide.bench.run_aiperf), "
+    "in AIPerf's own venv; the page shows it, not a step to follow",
 }
 # Passed through to the walk's shell: what a reader's login shell has, plus the caches (the real
 # model is downloaded once per machine). PYTHONPATH passes so that a checkout run with
