@@ -3,7 +3,8 @@
 `specdec_guide.pagewalk` does the walking; here every page with runnable commands is walked and
 what each command prints is compared with the output the page shows (stored by
 `python -m specdec_guide.pagewalk write`), by shape: keys, value types and line forms, not the
-values that change from run to run.
+values that change from run to run. Each page is walked once per session (the `walked_page`
+fixture of tests/conftest.py); tests/test_tools_pages.py checks the values on the same walks.
 """
 
 from __future__ import annotations
