@@ -3,18 +3,20 @@
 `specdec_guide.pagewalk` does the walking; here every page with runnable commands is walked and
 what each command prints is compared with the output the page shows (stored by
 `python -m specdec_guide.pagewalk write`), by shape: keys, value types and line forms, not the
-values that change from run to run.
+values that change from run to run. Each page is walked once per session (the `walked_page`
+fixture of tests/conftest.py); tests/test_tools_pages.py checks the values on the same walks.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from specdec_guide import pagewalk
+from specdec_guide import coverage, pagewalk
 from specdec_guide.diagnostics import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,20 +32,26 @@ def test_every_page_with_shell_commands_is_walked_or_says_why_not():
     assert set(pagewalk.WALKED_PAGES) <= pages
     unaccounted = pages - set(pagewalk.WALKED_PAGES) - set(pagewalk.NOT_WALKED)
     assert not unaccounted, f"pages with shell snippets that no walk covers: {sorted(unaccounted)}"
-    for page in pagewalk.NOT_WALKED:  # an excuse only for a page whose commands cannot run here
-        assert all("trtllm-serve" in (ROOT / s.snippet).read_text() for s in pagewalk.page_steps(DOCS / page, ROOT))
+    # An excuse only for a page whose commands cannot run here (trtllm-serve needs a GPU) or that a
+    # test runs in another way (named in snippets/VERIFIED_BY.yaml).
+    registered = [e.pattern for e in coverage.load_registry(ROOT)[0]]
+    for page in pagewalk.NOT_WALKED:
+        for step in pagewalk.page_steps(DOCS / page, ROOT):
+            assert "trtllm-serve" in (ROOT / step.snippet).read_text() or any(
+                fnmatch.fnmatchcase(step.snippet, pattern) for pattern in registered), (
+                f"docs/{page}:{step.line}: {step.snippet} is neither walked nor executed by a registered test")
 
 
-@pytest.mark.triton
+def _walk_params() -> list:
+    """Each walked page; one that starts a server (a background step) is marked `triton`."""
+    return [pytest.param(page, marks=[pytest.mark.triton] if any(s.background for s in pagewalk.page_steps(DOCS / page, ROOT)) else [])
+            for page in pagewalk.WALKED_PAGES]
+
+
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("page", pagewalk.WALKED_PAGES)
-def test_page_walk(page):
-    from specdec_guide.models import smollm2
-
-    # Fetched before the walk (once per machine), so the page's `models fetch` prints the cached
-    # form that the page shows; the download itself is tested in test_models_smollm2.py.
-    smollm2.ensure_checkpoint()
-    result = pagewalk.walk(page)
+@pytest.mark.parametrize("page", _walk_params())
+def test_page_walk(page, walked_page):
+    result, clone = walked_page(page)
     print(f"{page}: {len(result.steps)} steps in {result.seconds:.0f}s")
     for step, fresh in zip(result.steps, result.outputs):
         if step.output is None:
@@ -54,6 +62,10 @@ def test_page_walk(page):
         assert pagewalk.shape(stored) == pagewalk.shape(fresh), (
             f"docs/{page}:{step.line}: {step.output} no longer matches a fresh run "
             f"(python -m specdec_guide.pagewalk write {page}):\n--- stored\n{stored}\n--- fresh\n{fresh}")
+    for made, shown in pagewalk.SHOWN_FILES.get(page, ()):  # a file the page shows, as its commands write it
+        assert (ROOT / shown).is_file(), f"{shown} is missing (python -m specdec_guide.pagewalk write {page})"
+        assert (clone / made).is_file(), f"docs/{page}: the walk did not write {made}, which the page shows as {shown}"
+        assert (clone / made).read_bytes()[:8] == (ROOT / shown).read_bytes()[:8], f"{made}: not the kind of file {shown} is"
 
 
 # -- the walker itself ---------------------------------------------------------------------------

@@ -1,107 +1,68 @@
-"""The estimate and doctor pages, executed on the real model, and estimate's exactness proof.
+"""What the walks of the estimate and doctor pages cannot check by shape: estimate's exactness.
 
-The page snippets run in a scratch folder (with ``snippets/`` linked in), in a fresh ``bash``,
-as a reader runs them. What each prints is what the page shows: it is stored under
-``snippets/tools/outputs/`` and must equal a fresh run (deterministic: greedy decoding,
-one thread). ``SPECDEC_UPDATE_OUTPUTS=1`` rewrites the stored files from this run.
+tests/test_page_walk.py follows both pages on the real model (their commands in order, in a fresh
+shell) and compares what they print with what the pages show, by shape. The walk runs once per
+session (the ``walked_page`` fixture); here the estimate page's walk is reused, not repeated:
 
-The exactness proof: the CPU engine serves the prompts with NGram and counts drafted and accepted
-tokens itself; ``estimate`` replays the log it wrote with no model and must give the same counts,
-request by request, with TensorRT-LLM's default public pool (order matters) and with another setting.
+- the proof: the CPU engine served the page's prompts with NGram and logged its own drafted and
+  accepted counts; replaying that log with no model gives the same counts, request by request,
+  with TensorRT-LLM's default public pool (order matters), and again with another setting;
+- the values behind the shapes: the doctor page's first repository has no error, the second
+  stops with exit status 1 at the draft's vocabulary.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SNIPPETS = ROOT / "snippets" / "tools"
-OUTPUTS = SNIPPETS / "outputs"
-PLOT = ROOT / "docs" / "speculative_decoding" / "img" / "estimate_sweep.png"
-UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
+ESTIMATE_PAGE = "speculative_decoding/estimate.md"
+DOCTOR_PAGE = "speculative_decoding/doctor.md"
 
 
-def check_output(name: str, text: str) -> None:
-    path = OUTPUTS / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.is_file(), f"{path} is missing: run this test with SPECDEC_UPDATE_OUTPUTS=1"
-    assert path.read_text() == text, (f"{path} differs from this run: the page would show stale output "
-                                      "(rerun with SPECDEC_UPDATE_OUTPUTS=1 and review the diff)")
-
-
-def bash(snippet: str, cwd: Path, env: dict, expect: int = 0) -> str:
-    run = subprocess.run(["bash", "-e", str(SNIPPETS / snippet)], cwd=cwd, env=env, capture_output=True,
-                         text=True, timeout=1200)
-    assert run.returncode == expect, f"{snippet}: exit {run.returncode}\n{run.stdout}\n{run.stderr}"
-    return run.stdout
+def _output(result, snippet: str) -> str:
+    return next(out for step, out in zip(result.steps, result.outputs) if step.snippet == f"snippets/tools/{snippet}")
 
 
 @pytest.fixture(scope="module")
-def page(smollm2_dir, tmp_path_factory):
-    """A scratch folder after the page's first snippet (make_log.sh): the log, repo_ngram, the env."""
-    cwd = tmp_path_factory.mktemp("tools_page")
-    (cwd / "snippets").symlink_to(ROOT / "snippets")
-    env = {**os.environ, "MODEL": str(smollm2_dir), "PYTHONPATH": str(ROOT / "src"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    start = time.monotonic()
-    out = bash("make_log.sh", cwd, env)
-    print(f"make_log.sh on the real model: {time.monotonic() - start:.0f} s")
-    return cwd, env, out
+def estimate_walk(walked_page):
+    """(WalkResult, scratch folder) of the estimate page: its log.jsonl and repo_ngram are there."""
+    result, clone = walked_page(ESTIMATE_PAGE)
+    return result, clone / "scratch"
 
 
-def test_make_log_snippet_logs_every_prompt(page):
-    cwd, _, out = page
-    check_output("make_log.txt", out)
-    lines = (cwd / "log.jsonl").read_text().splitlines()
-    assert len(lines) == len((SNIPPETS / "prompts.jsonl").read_text().splitlines())
-    assert all(json.loads(line)["text_output"] for line in lines)
-
-
-def test_estimate_snippet_equals_the_engine_exactly(page):
+@pytest.mark.timeout(1800)
+def test_replay_of_the_walked_log_equals_the_engine_exactly(estimate_walk, smollm2_dir):
     """The proof: replayed counts equal the engine's own, request by request (public pool, log order)."""
-    cwd, env, _ = page
-    out = bash("estimate.sh", cwd, env)
-    check_output("estimate.txt", out)
-    assert "the replay equals them on every request" in out
-    logged = [json.loads(line) for line in (cwd / "log.jsonl").read_text().splitlines()]
+    from specdec_guide.estimate import replay, settings_from_yaml
+    from specdec_guide.traffic_log import load_tokenizer, read_log
+
+    result, scratch = estimate_walk
+    logged = [json.loads(line) for line in (scratch / "log.jsonl").read_text().splitlines()]
+    assert len(logged) == len((ROOT / "snippets/tools/prompts.jsonl").read_text().splitlines())
+    assert all(r["text_output"] for r in logged)
     assert sum(r["total_accepted_draft_tokens"] for r in logged) > 0  # speculation was really active
+    settings = settings_from_yaml(scratch / "repo_ngram/tensorrt_llm/1/model.yaml")
+    assert settings.is_public_pool  # the template keeps TensorRT-LLM's default
+    est = replay(read_log(scratch / "log.jsonl", load_tokenizer(smollm2_dir)), settings.drafter(),
+                 settings.max_draft_len, "page log")
+    assert [(r.stats.drafted_tokens, r.stats.accepted_tokens) for r in est.requests] == [
+        (r["total_draft_tokens"], r["total_accepted_draft_tokens"]) for r in logged]
+    # ...and the page's own command says so.
+    assert "the replay equals them on every request" in _output(result, "estimate.sh")
 
 
-def test_estimate_sweep_and_drafter_snippets(page):
-    cwd, env, _ = page
-    out = bash("estimate_sweep.sh", cwd, env)
-    check_output("estimate_sweep.txt", out)
-    assert "best: max_draft_len=" in out
-    png = cwd / "sweep.png"
-    assert png.read_bytes()[:4] == b"\x89PNG"
-    if UPDATE:
-        PLOT.write_bytes(png.read_bytes())
-    out = bash("estimate_drafter.sh", cwd, env)
-    check_output("estimate_drafter.txt", out)
-    assert "PromptLookupDrafter" in out and "all 4 requests" in out
+def test_the_walked_sweep_and_drafter_replays_say_what_the_page_explains(estimate_walk):
+    result, _ = estimate_walk
+    assert "best: max_draft_len=" in _output(result, "estimate_sweep.sh")
+    drafter = _output(result, "estimate_drafter.sh")
+    assert "PromptLookupDrafter" in drafter and "all 4 requests" in drafter
 
 
-def test_doctor_snippets(page):
-    cwd, env, _ = page
-    out = bash("doctor_ngram.sh", cwd, env)
-    check_output("doctor_ngram.txt", out)
-    assert "0 errors" in out
-    out = bash("doctor_draft_target.sh", cwd, env, expect=1)
-    check_output("doctor_draft_target.txt", out)
-    assert "models/draft/config.json" in out and "error: the draft's vocab_size is 259, the target's 49152" in out
-
-
-def test_estimate_equals_the_engine_with_a_private_pool(smollm2_dir, page, tmp_path):
+def test_estimate_equals_the_engine_with_a_private_pool(smollm2_dir, estimate_walk, tmp_path):
     """A second NGram setting on the real model: private pools, one match per pattern, newest first."""
     from specdec_guide.engine.config import EngineConfig, SpeculativeConfig
     from specdec_guide.engine.core import Engine
@@ -113,11 +74,11 @@ def test_estimate_equals_the_engine_with_a_private_pool(smollm2_dir, page, tmp_p
                              is_public_pool=False)
     engine = Engine.from_config(EngineConfig(path=str(tmp_path / "model.yaml"), model=str(smollm2_dir),
                                              speculative=spec))
-    cwd, _, _ = page
+    _, scratch = estimate_walk
     log = tmp_path / "log.jsonl"
     measured = []
     with log.open("w") as fh:
-        for line in (cwd / "log.jsonl").read_text().splitlines()[:3]:  # the same prompts, fewer tokens
+        for line in (scratch / "log.jsonl").read_text().splitlines()[:3]:  # the same prompts, fewer tokens
             request = {"text_input": json.loads(line)["text_input"], "sampling_param_max_tokens": 32,
                        "sampling_param_exclude_input_from_output": True}
             done = engine.complete(request)
@@ -131,15 +92,15 @@ def test_estimate_equals_the_engine_with_a_private_pool(smollm2_dir, page, tmp_p
     assert sum(m[1] for m in measured) > 0
 
 
-def test_openai_chat_records_replay_like_the_triton_log(smollm2_dir, page, tmp_path):
+def test_openai_chat_records_replay_like_the_triton_log(smollm2_dir, estimate_walk, tmp_path):
     """The chat path on the real model: the template rendered as a server renders a chat request
     gives the prompt tokens the engine served, so the OpenAI-shaped log replays to the same counts."""
     from specdec_guide.estimate import NGramSettings, replay
     from specdec_guide.traffic_log import load_tokenizer, read_log
 
-    cwd, _, _ = page
-    triton = [json.loads(line) for line in (cwd / "log.jsonl").read_text().splitlines()]
-    chats = [json.loads(line) for line in (SNIPPETS / "prompts.jsonl").read_text().splitlines()]
+    _, scratch = estimate_walk
+    triton = [json.loads(line) for line in (scratch / "log.jsonl").read_text().splitlines()]
+    chats = [json.loads(line) for line in (ROOT / "snippets/tools/prompts.jsonl").read_text().splitlines()]
     log = tmp_path / "openai.jsonl"
     log.write_text("".join(json.dumps({
         "request": {"model": "smollm2", "messages": chat["messages"], "max_tokens": t["sampling_param_max_tokens"]},
@@ -147,8 +108,17 @@ def test_openai_chat_records_replay_like_the_triton_log(smollm2_dir, page, tmp_p
                                   "finish_reason": t["finish_reason"]}]},
     }) + "\n" for chat, t in zip(chats, triton)))
     tok = load_tokenizer(smollm2_dir)
-    a, b = read_log(log, tok), read_log(cwd / "log.jsonl", tok)
+    a, b = read_log(log, tok), read_log(scratch / "log.jsonl", tok)
     assert [r.prompt_ids for r in a] == [r.prompt_ids for r in b]
     got = replay(a, NGramSettings().drafter(), 4, "openai")
     assert [(r.stats.drafted_tokens, r.stats.accepted_tokens) for r in got.requests] == [
         (t["total_draft_tokens"], t["total_accepted_draft_tokens"]) for t in triton]
+
+
+@pytest.mark.timeout(1800)
+def test_the_walked_doctor_page_finds_no_error_then_the_foreign_draft(walked_page):
+    result, _ = walked_page(DOCTOR_PAGE)
+    assert _output(result, "doctor_ngram.sh").rstrip().endswith("0 errors")
+    found = _output(result, "doctor_draft_target.sh")
+    assert "models/draft/config.json" in found and "error: the draft's vocab_size is 259, the target's 49152" in found
+    assert found.rstrip().endswith("exit status 1")

@@ -1,3 +1,3 @@
-# Replay your own drafter class (here the guide's prompt-lookup drafter) instead of NGram.
-specdec-guide estimate log.jsonl --tokenizer "$MODEL" --summary --max-draft-len 4 \
-  --drafter snippets/drafters/prompt_lookup_drafter.py:PromptLookupDrafter
+# Replay your own drafter class (here the guide's prompt-lookup drafter, in your clone) instead of NGram.
+specdec-guide estimate log.jsonl --tokenizer "$TARGET" --summary --max-draft-len 4 \
+  --drafter ../snippets/drafters/prompt_lookup_drafter.py:PromptLookupDrafter

@@ -12,6 +12,8 @@ reader's clone, and stops at the first command that fails.
   prints. ``python -m specdec_guide.pagewalk write PAGE`` stores the walk's output there (with
   what changes from run to run masked: ports, timings, temp names); the test walks the page again
   and fails when the fresh output no longer has the stored shape (:func:`shape`).
+- A file a page shows that one of its commands writes (a plot) is listed in :data:`SHOWN_FILES`;
+  ``write`` copies it from the walk into the repository too.
 
 The folder that stands for the clone holds a link to every top-level entry of this checkout, and
 ``.venv`` links to the venv running the walk, so the page's own set-up snippet (``source
@@ -40,17 +42,28 @@ READY = "Ctrl-C stops it."  # what `specdec-guide triton up` prints once the mod
 BACKGROUND_TITLE = "keeps running"
 SERVER_READY_TIMEOUT_S = 300.0
 STEP_TIMEOUT_S = 900.0
-# Walked pages and pages whose commands cannot run here; a page with shell snippets must be in one.
-WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user_provided.md")
+# Walked pages, and pages whose commands are not steps to follow here (each such command is a
+# trtllm-serve command or is executed by a test named in snippets/VERIFIED_BY.yaml); a page with
+# shell snippets must be in one.
+WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user_provided.md",
+                "speculative_decoding/estimate.md", "speculative_decoding/doctor.md")
 NOT_WALKED = {
     "speculative_decoding/versions.md": "its commands are `trtllm-serve` on a GPU with TensorRT-LLM; "
     "`specdec-guide validate` checks their flags against the release's schema instead",
+    "speculative_decoding/reading_the_numbers.md": "its one command is the AIPerf run that the benchmarking "
+    "notebook and tests/test_bench.py execute against servers they start (specdec_guide.bench.run_aiperf), "
+    "in AIPerf's own venv; the page shows it, not a step to follow",
 }
 # Passed through to the walk's shell: what a reader's login shell has, plus the caches (the real
 # model is downloaded once per machine). PYTHONPATH passes so that a checkout run with
 # PYTHONPATH=src (no editable install of its own) walks its own sources.
 PASS_ENV = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "TMPDIR", "XDG_CACHE_HOME", "HF_HOME",
             "PYTHONPATH", "SPECDEC_ENGINE_THREADS", "PIP_INDEX_URL", "PIP_CACHE_DIR")
+# Files a page shows that its commands write: (where the walk writes it, relative to the reader's
+# clone; where the page takes it from, relative to the repository).
+SHOWN_FILES = {
+    "speculative_decoding/estimate.md": (("scratch/sweep.png", "docs/speculative_decoding/img/estimate_sweep.png"),),
+}
 DEFAULT_PORTS = {"TRITON_HTTP_PORT": 8000, "TRITON_GRPC_PORT": 8001, "TRITON_METRICS_PORT": 8002}
 
 _FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*(\w*)(.*)$")
@@ -260,16 +273,23 @@ def shape(text: str) -> list:
 
 
 def write_outputs(page: str, root: Path | None = None) -> list[Path]:
-    """Walk ``page`` and store each step's masked output in the .out file the page shows."""
+    """Walk ``page`` and store each step's masked output in the .out file the page shows, and the
+    files of :data:`SHOWN_FILES` that its commands wrote."""
     root = root or repo_root()
-    result = walk(page, root)
     written = []
-    for step, output in zip(result.steps, result.outputs):
-        if step.output:
-            path = root / step.output
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(output if output.endswith("\n") or not output else output + "\n")
-            written.append(path)
+    with tempfile.TemporaryDirectory(prefix="specdec-walk-") as tmp:
+        result = walk(page, root, Path(tmp))
+        for step, output in zip(result.steps, result.outputs):
+            if step.output:
+                path = root / step.output
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(output if output.endswith("\n") or not output else output + "\n")
+                written.append(path)
+        for made, shown in SHOWN_FILES.get(page, ()):
+            if not (Path(tmp) / "clone" / made).is_file():
+                raise UserError(f"docs/{page}: the walk did not write {made} (shown as {shown})")
+            (root / shown).write_bytes((Path(tmp) / "clone" / made).read_bytes())
+            written.append(root / shown)
     print(f"docs/{page}: {len(result.steps)} steps in {result.seconds:.0f}s, {len(written)} outputs stored", file=sys.stderr)
     return written
 
