@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What a site build reads: copying these gives an independent tree a test may break.
-SITE_INPUTS = ("mkdocs.yml", "docs", "notebooks", "snippets", "model_repo_templates", "src", "tests")
+SITE_INPUTS = ("mkdocs.yml", "docs", "notebooks", "snippets", "model_repo_templates", "benchmarks", "src", "tests")
 
 
 def build(root: Path, out: Path) -> subprocess.CompletedProcess:

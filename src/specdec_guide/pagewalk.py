@@ -53,6 +53,9 @@ NOT_WALKED = {
     "speculative_decoding/reading_the_numbers.md": "its one command is the AIPerf run that the benchmarking "
     "notebook and tests/test_bench.py execute against servers they start (specdec_guide.bench.run_aiperf), "
     "in AIPerf's own venv; the page shows it, not a step to follow",
+    "speculative_decoding/troubleshooting.md": "its entries are separate reproductions, not steps in one "
+    "order: tests/test_troubleshooting.py runs each against the validator or a CPU Triton it starts, and "
+    "compares what it prints with the output the page shows",
 }
 # Passed through to the walk's shell: what a reader's login shell has, plus the caches (the real
 # model is downloaded once per machine). PYTHONPATH passes so that a checkout run with
