@@ -47,3 +47,4 @@ def walked_page(tmp_path_factory):
         return walks[page]
 
     return walk
+

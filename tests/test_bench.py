@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stand_in import serve_templates
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
@@ -45,20 +46,11 @@ def server(tmp_path_factory, tiny_models):
     """tensorrt_llm (baseline) and draft_target, both decoupled, on the tiny models. Draft/Target,
     not NGram: NGram's pool is shared across requests (is_public_pool), so its counters depend on
     the order requests arrive in, while a draft model's depend on the prompt alone."""
-    from specdec_guide import templates
-    from specdec_guide.triton import TritonServer
-
     target, draft = tiny_models
-    repo = tmp_path_factory.mktemp("bench_repo")
-    templates.render("baseline", model=str(target), out=repo, force=True)
-    templates.render("draft_target", model=str(target), out=repo, name="draft_target", draft_model=str(draft),
-                     force=True)
-    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
-    assert not srv.shm_files()
+    yield from serve_templates(tmp_path_factory.mktemp("bench_repo"), [
+        ("baseline", {"model": str(target)}),
+        ("draft_target", {"model": str(target), "name": "draft_target", "draft_model": str(draft)}),
+    ])
 
 
 def _post(url: str, body: dict) -> tuple[int, dict]:

@@ -5,18 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tiny_prompts import TINY_PROMPTS as PROMPTS
 
 from specdec_guide.engine.core import Engine
 from specdec_guide.engine.requests import RequestError
 
 SNIPPET = Path(__file__).resolve().parents[1] / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-PROMPTS = [
-    "def add(a, b):\n    return a + b\n\ndef add(",
-    "the cat sat on the mat. the cat",
-    "abc abc abc",
-    "Q",
-    '{"name": "x", "name": ',
-]
 
 SPECS = {
     "baseline": "",

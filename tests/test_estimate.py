@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tiny_prompts import TINY_PROMPTS as PROMPTS
+
 from specdec_guide import cli
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.core import Engine
@@ -15,13 +17,6 @@ from specdec_guide.traffic_log import load_tokenizer, read_log
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-PROMPTS = [
-    "def add(a, b):\n    return a + b\n\ndef add(",
-    "the cat sat on the mat. the cat",
-    "abc abc abc",
-    "Q",
-    '{"name": "x", "name": ',
-]
 SETTINGS = [
     NGramSettings(4, 2),
     NGramSettings(3, 3, is_keep_all=False, is_use_oldest=False, is_public_pool=False),

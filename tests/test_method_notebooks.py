@@ -24,6 +24,7 @@ import jupytext
 import pytest
 
 from site_build import ROOT
+from stand_in import serve_templates
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
 from specdec_guide.validate.schema import Registry
@@ -113,17 +114,8 @@ def test_header_pins_a_known_release_and_its_container(path):
 @pytest.fixture(scope="module")
 def stand_in(tmp_path_factory, tiny_models):
     """The NGram template on the CPU engine, under the name the notebooks' URLs use."""
-    from specdec_guide import templates
-    from specdec_guide.triton import TritonServer
-
     target, _ = tiny_models
-    repo = tmp_path_factory.mktemp("notebook_curl_repo")
-    templates.render("ngram", model=str(target), out=repo, force=True)
-    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
+    yield from serve_templates(tmp_path_factory.mktemp("notebook_curl_repo"), [("ngram", {"model": str(target)})])
 
 
 @pytest.mark.triton

@@ -213,3 +213,55 @@ def test_cached_sampling_matches_the_uncached_loop(tiny_target):
     uncached = S.generate(lambda tokens, start=0: _full(tiny_target, list(tokens))[start:], prompt, 16, sampling=cfg)
     cached = S.generate(S.hf_logits_fn(tiny_target), prompt, 16, sampling=cfg)
     assert cached.tokens == uncached.tokens
+
+
+def test_lazy_rows_equal_the_full_logits_and_run_the_head_only_when_read(tiny_target):
+    fn = S.hf_logits_fn(tiny_target)
+    tokens, start = list(b"Lazy rows ") + [97, 98, 99, 100], 9
+    rows = fn.rows(tokens, start)
+    assert isinstance(rows, S.LazyRows) and len(rows) == len(tokens) - start and rows.head_rows == 0
+    want = _full(tiny_target, tokens)[start:]
+    torch.testing.assert_close(rows[0], want[0], rtol=1e-5, atol=1e-5)
+    assert rows.head_rows == 1  # row 0 alone
+    torch.testing.assert_close(rows[-1], want[-1], rtol=1e-5, atol=1e-5)
+    assert rows.head_rows == len(rows)  # any later row: all the rest in one product
+    torch.testing.assert_close(rows[0 : len(rows)], want, rtol=1e-5, atol=1e-5)
+
+
+def test_verify_reads_no_row_after_the_first_rejection(tiny_target):
+    fn = S.hf_logits_fn(tiny_target)
+    prompt = list(b"def f(x):\n    return ")
+    greedy = S.generate(S.hf_logits_fn(tiny_target), prompt, 5).tokens
+    wrong = [(greedy[0] + 1) % tiny_target.config.vocab_size] + greedy[1:4]
+    # (draft, tokens verify emits, draft tokens accepted, head rows computed)
+    for draft, emitted, accepted, rows_read in ((wrong, greedy[:1], 0, 1), (greedy[:4], greedy[:5], 4, 5)):
+        fn.reset()
+        rows = fn.rows(prompt + draft, len(prompt) - 1)
+        assert S.verify(rows, draft, S.SamplingConfig()) == (emitted, accepted)
+        assert rows.head_rows == rows_read
+
+
+def test_verify_needs_one_row_more_than_the_draft():
+    with pytest.raises(ValueError, match="need len\\(draft\\) \\+ 1"):
+        S.verify(torch.zeros(2, 5), [1, 2], S.SamplingConfig())
+
+
+def test_architectures_outside_the_list_keep_the_full_forward_pass():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    gpt2 = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=64, n_positions=32)).eval()
+    assert S.CachedLogits(gpt2)._head is None  # its logits are not checked to be exactly head(decoder)
+
+
+def test_after_an_accepted_first_token_the_next_pass_computes_every_row_at_once(tiny_target):
+    fn = S.hf_logits_fn(tiny_target)
+    prompt = list(b"streaks: ")
+    greedy = S.generate(S.hf_logits_fn(tiny_target), prompt, 9).tokens
+    first = fn.rows(prompt + greedy[:4], len(prompt) - 1)
+    assert S.verify(first, greedy[:4], S.SamplingConfig())[1] == 4 and first.read_past_first
+    so_far = prompt + greedy[:5]
+    second = fn.rows(so_far + [0, 0, 0, 0], len(so_far) - 1)
+    second[0]
+    assert second.eager and second.head_rows == len(second)
+    fn.reset()
+    assert not fn.rows(so_far + [0, 0], len(so_far) - 1).eager  # a new request starts lazy

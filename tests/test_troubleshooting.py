@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from stand_in import serve_templates
 
 from specdec_guide import templates
 from specdec_guide.triton import TritonServer
@@ -71,14 +72,10 @@ def test_configuration_mistake_is_reported_by_the_validator(name, must_say, tmp_
 def server(tmp_path_factory, tiny_models):
     """tensorrt_llm: decoupled (the templates' default); tensorrt_llm_sync: decoupled false."""
     target, _ = tiny_models
-    repo = tmp_path_factory.mktemp("troubleshooting_repo")
-    templates.render("baseline", model=str(target), out=repo, force=True)
-    templates.render("baseline", model=str(target), out=repo, force=True, name="tensorrt_llm_sync", decoupled=False)
-    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
+    yield from serve_templates(tmp_path_factory.mktemp("troubleshooting_repo"), [
+        ("baseline", {"model": str(target)}),
+        ("baseline", {"model": str(target), "name": "tensorrt_llm_sync", "decoupled": False}),
+    ])
 
 
 @pytest.mark.triton

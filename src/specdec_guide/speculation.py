@@ -54,12 +54,30 @@ class CachedLogits:
         self.cache = None
         self.forward_calls = 0
         self.positions_computed = 0  # tokens fed to the model, over all calls
+        self._head = _plain_head(model)
+        self._last_rows: LazyRows | None = None
+        self._eager = False  # compute every row at once: the last draft's first token was accepted
 
     def reset(self) -> None:
         """Forget the cache (a new, unrelated request starts; keeps timings independent)."""
         self.tokens, self.cache = [], None
+        self._last_rows, self._eager = None, False
 
     def __call__(self, tokens: Sequence[int], start: int = 0) -> torch.Tensor:
+        rows = self.rows(tokens, start)
+        return rows[0:len(rows)]
+
+    def rows(self, tokens: Sequence[int], start: int = 0, eager: bool | None = None) -> "Rows":
+        """Like calling it, but the logits rows are computed when first read (see :class:`LazyRows`).
+
+        The layers run over every new position at once; only the LM head waits. Verification
+        reads rows in order and stops at the first rejected draft token, so the rows after it
+        are never computed: on a CPU, where the head's matrix (vocabulary x hidden) is the
+        largest read of a step, that makes a rejected draft cheaper. Drafts come in streaks
+        (copied text is accepted pass after pass, free text rejected), so when the last draft's
+        first token was accepted, this pass computes all its rows in one product instead.
+        ``eager`` True or False overrides that choice for this pass (benchmarks measure both).
+        """
         from transformers import DynamicCache
 
         tokens = [int(t) for t in tokens]
@@ -71,14 +89,72 @@ class CachedLogits:
         elif keep < self.cache.get_seq_length():
             self.cache.crop(keep - self.cache.get_seq_length())  # transformers 5: negative = remove
         self.tokens = []  # if the forward pass fails half-way, the cache is not trusted again
+        new = torch.tensor([tokens[keep:]], dtype=torch.long)
+        n_rows = len(tokens) - start
         with torch.no_grad():
             # the cache object is updated in place with the new positions' keys and values
-            out = self.model(input_ids=torch.tensor([tokens[keep:]], dtype=torch.long), cache=self.cache,
-                             use_cache=True, logits_to_keep=len(tokens) - start)
+            if self._head is None:
+                out = self.model(input_ids=new, cache=self.cache, use_cache=True, logits_to_keep=n_rows)
+                rows: Rows = out.logits[0].float()
+            else:
+                last = self._last_rows
+                if last is not None and len(last) > 1:  # the last pass had a draft: was its first token taken?
+                    self._eager = last.read_past_first
+                hidden = self.model.get_decoder()(input_ids=new, cache=self.cache, use_cache=True).last_hidden_state
+                rows = self._last_rows = LazyRows(hidden[0, -n_rows:], self._head,
+                                                  eager=self._eager if eager is None else eager)
         self.tokens = tokens
         self.forward_calls += 1
         self.positions_computed += len(tokens) - keep
-        return out.logits[0].float()
+        return rows
+
+
+class LazyRows:
+    """Logits rows [n, vocab] from hidden states [n, hidden], each computed when first read.
+
+    Reading row 0 computes it alone (unless ``eager``: then every row at once); reading any later
+    row computes every row not yet computed in one product, since a draft whose first token was
+    accepted is often accepted further.
+    ``rows[i]`` is a row, ``rows[a:b]`` a tensor of rows, ``len(rows)`` their number.
+    """
+
+    def __init__(self, hidden: torch.Tensor, head: Callable[[torch.Tensor], torch.Tensor], eager: bool = False):
+        self.hidden = hidden
+        self.head = head
+        self.eager = eager  # the first read computes every row
+        self.done: torch.Tensor | None = None  # rows computed so far, from row 0
+        self.head_rows = 0  # rows the head has computed, for tests and benchmarks
+        self.read_past_first = False  # a row after row 0 was read: the draft's first token was accepted
+
+    def __len__(self) -> int:
+        return self.hidden.shape[0]
+
+    def _compute(self, upto: int) -> None:
+        have = 0 if self.done is None else self.done.shape[0]
+        if upto <= have:
+            return
+        upto = 1 if have == 0 and upto == 1 and not self.eager else len(self)
+        with torch.no_grad():
+            more = self.head(self.hidden[have:upto]).float()
+        self.head_rows += upto - have
+        self.done = more if self.done is None else torch.cat([self.done, more])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            self.read_past_first |= stop > 1
+            self._compute(stop)
+            return self.done[start:stop:step]
+        i = index + len(self) if index < 0 else index
+        if not 0 <= i < len(self):
+            raise IndexError(f"row {index} of {len(self)}")
+        self.read_past_first |= i > 0
+        self._compute(i + 1)
+        return self.done[i]
+
+
+#: What a step's scoring returns: a logits tensor [n, vocab] or :class:`LazyRows` (same indexing).
+Rows = "torch.Tensor | LazyRows"
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -88,6 +164,19 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+#: Architectures whose logits are exactly lm_head(decoder(...)) in transformers (no soft-capping or
+#: scaling after the head): for them the head can wait until a row is read. Others run whole.
+LAZY_HEAD_MODEL_TYPES = frozenset({"llama"})
+
+
+def _plain_head(model) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The LM head of a model in :data:`LAZY_HEAD_MODEL_TYPES`, else None (full forward passes)."""
+    if getattr(model.config, "model_type", None) not in LAZY_HEAD_MODEL_TYPES:
+        return None
+    head = model.get_output_embeddings()
+    return head if isinstance(head, torch.nn.Linear) else None
 
 
 def hf_logits_fn(model) -> CachedLogits:
@@ -198,29 +287,31 @@ def _choose(probs: torch.Tensor, sampling: SamplingConfig, gen: torch.Generator 
 
 
 def verify(
-    step_logits: torch.Tensor,
+    step_logits: Rows,
     draft: Sequence[int],
     sampling: SamplingConfig,
     gen: torch.Generator | None = None,
 ) -> tuple[list[int], int]:
     """Accept a prefix of ``draft`` against the target's logits for those positions.
 
-    ``step_logits`` has ``len(draft) + 1`` rows: row i is the target's prediction for the
-    position of draft token i, and the last row predicts the token after a fully accepted
-    draft. Returns (emitted tokens, number of draft tokens accepted). Exactly one token that
-    the target chose itself always follows the accepted prefix, so every step makes progress.
+    ``step_logits`` has ``len(draft) + 1`` rows (a tensor, or :class:`LazyRows`): row i is the
+    target's prediction for the position of draft token i, and the last row predicts the token
+    after a fully accepted draft. Rows are read in order and none after the first rejection.
+    Returns (emitted tokens, number of draft tokens accepted). Exactly one token that the target
+    chose itself always follows the accepted prefix, so every step makes progress.
     """
-    if sampling.greedy:
-        choice = torch.argmax(step_logits, dim=-1).tolist()
-        accepted = 0
-        while accepted < len(draft) and draft[accepted] == choice[accepted]:
-            accepted += 1
-        return list(draft[:accepted]) + [choice[accepted]], accepted
-
-    probs = sampling.probs(step_logits)
+    if len(step_logits) != len(draft) + 1:
+        raise ValueError(f"{len(step_logits)} logits rows for a draft of {len(draft)}: need len(draft) + 1")
     emitted: list[int] = []
     for i, token in enumerate(draft):
-        p = probs[i]
+        row = step_logits[i]
+        if sampling.greedy:
+            choice = int(torch.argmax(row))
+            if choice != token:
+                return emitted + [choice], i
+            emitted.append(int(token))
+            continue
+        p = sampling.probs(row)
         # Proposal q is one-hot on `token`: accept with probability min(1, p/q) = p[token].
         if float(torch.rand((), generator=gen)) < float(p[token]):
             emitted.append(int(token))
@@ -232,7 +323,8 @@ def verify(
             residual = p
         emitted.append(int(torch.multinomial(residual / residual.sum(), 1, generator=gen)))
         return emitted, i
-    emitted.append(_choose(probs[len(draft)], sampling, gen))
+    last = step_logits[len(draft)]
+    emitted.append(int(torch.argmax(last)) if sampling.greedy else _choose(sampling.probs(last), sampling, gen))
     return emitted, len(draft)
 
 
@@ -268,7 +360,8 @@ def speculative_steps(
             request = DraftRequest(request_id, list(tokens), len(prompt), limit)
             draft = [int(t) for t in drafter.propose(request)][:limit]
         with torch.no_grad():  # one target pass scores the last token and the whole draft
-            step_logits = logits_fn(tokens + draft, len(tokens) - 1)
+            score = getattr(logits_fn, "rows", logits_fn)  # lazy rows where the LogitsFn offers them
+            step_logits = score(tokens + draft, len(tokens) - 1)
         emitted, accepted = verify(step_logits, draft, sampling, gen)
         if eos_id is not None and eos_id in emitted:
             emitted = emitted[: emitted.index(eos_id) + 1]

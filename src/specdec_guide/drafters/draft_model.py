@@ -23,9 +23,9 @@ class DraftModelDrafter:
 
     @classmethod
     def from_pretrained(cls, path: str, max_draft_len: int, vocab_size: int | None = None) -> "DraftModelDrafter":
-        from transformers import AutoModelForCausalLM
+        from specdec_guide.attention import load_causal_lm
 
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True).eval()
+        model = load_causal_lm(path)
         if vocab_size is not None and model.config.vocab_size > vocab_size:
             raise ValueError(f"draft model {path} has vocabulary {model.config.vocab_size}, larger than the "
                              f"target's {vocab_size}: a draft model must share the target's tokenizer")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from specdec_guide.attention import load_causal_lm
 from specdec_guide.engine.config import ConfigError, EngineConfig, load_config
 from specdec_guide.engine.requests import GenerateRequest, RequestError, parse_request
 from specdec_guide.speculation import DraftRequest, SpecStats, hf_logits_fn, speculative_steps
@@ -103,7 +104,7 @@ class Engine:
     @classmethod
     def from_config(cls, config: EngineConfig, threads: int | None = None) -> "Engine":
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # progress bars would fill the Triton log
@@ -112,7 +113,7 @@ class Engine:
         model_dir = _local_dir(_resolve(config.model, base), "model", config)
         tok_dir = _local_dir(_resolve(config.tokenizer, base), "tokenizer", config) if config.tokenizer else model_dir
         tokenizer = AutoTokenizer.from_pretrained(tok_dir, local_files_only=True)
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, local_files_only=True).eval()
+        model = load_causal_lm(model_dir)
         return cls(config, tokenizer, model, cls._build_drafter(config, model, tokenizer))
 
     @staticmethod
