@@ -235,10 +235,11 @@ print("NGram / baseline, total output tokens/s:", ", ".join(f"c={c}: {v:.2f}x" f
 # The acceptance table is the robust part: the code-editing prompts, which the model continues
 # by copying, accept about twice the share of drafts that chat does, and even there the
 # acceptance length stays far below NGram's ceiling of 5 tokens per step (`max_draft_len: 4`)
-# for this 135M model. The throughput rows are the fragile part: this stored run shared its
-# 2 cores with other jobs whose load changed during the run (see the stamp for when), so
-# row-to-row differences of this size are within its noise; re-run the notebook on a quiet
-# machine before you read a speed-up into them. On a GPU, the sweep is where speculation
+# for this 135M model. The throughput rows are the fragile part: four requests per level, on
+# 2 cores that the server, AIPerf and this notebook share, so row-to-row differences of this
+# size are within run-to-run noise; re-run the notebook before you read a speed-up into them
+# (the guide's page *Speed on a CPU* measures speed-ups with repeated rounds instead). On a
+# GPU, the sweep is where speculation
 # stops paying: at batch 1 a target step is bound by reading the weights, so scoring a few draft
 # tokens costs little more than one token; as the batch grows the step becomes bound by
 # arithmetic, every draft token adds work, and the same acceptance buys less. At high
