@@ -27,12 +27,13 @@ Every greedy output is checked token for token against its baseline (ours agains
 Hugging Face's prompt lookup against its greedy generate), our baseline against Hugging Face's
 greedy generate, and each method against itself across rounds. Writes real_model.json and
 real_model.md (the table the "Speed on a CPU" page includes); exits 1 if any output differed.
-Not a test: a full run takes about 20 minutes on 2 cores.
+Not a test: the stored run took about 17 minutes on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -48,7 +49,8 @@ METHODS = ("baseline", "ngram", "draft_target", "user_provided")
 HF_PROMPT_LOOKUP_TOKENS = 4  # the templates' max_draft_len, so both sides draft up to 4 tokens
 GOAL_KINDS = ("code editing", "context answering")  # where prompt lookup is meant to pay
 # Draft/Target is timed in the first round only: its draft costs most of a target step, so it is
-# far from break-even on this CPU and outside the comparison; more rounds would add ~8 minutes.
+# far from break-even on this CPU and outside the comparison; one round of it took 158 CPU s in
+# the stored run, so two more would add about 5 minutes.
 TIMED_ONCE = frozenset({"draft_target"})
 
 CODE_RENAME = '''Rename the variable `items` to `records` everywhere in this function. Show the whole function.
@@ -151,7 +153,7 @@ def run(max_tokens: int, repeats: int) -> dict:
     model = transformers.AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32).eval()
     threads = torch.get_num_threads()
 
-    def ours(method: str, text: str) -> tuple[list[int], dict, float, float]:
+    def ours(method: str, text: str, ids: list[int]) -> tuple[list[int], dict, float, float]:
         engine = engines[method]
         if isinstance(engine.drafter, NGramDrafter):
             # The template keeps TensorRT-LLM's default public pool, which remembers earlier requests'
@@ -166,7 +168,7 @@ def run(max_tokens: int, repeats: int) -> dict:
                   "passes": chunk.stats.target_steps}
         return chunk.token_ids, counts, wall, cpu
 
-    def hf(ids: list[int], **kwargs) -> tuple[list[int], dict, float, float]:
+    def hf(text: str, ids: list[int], **kwargs) -> tuple[list[int], dict, float, float]:
         passes = [0]  # forward calls of the target, prefill included, as our target_steps counts them
         hook = model.register_forward_pre_hook(lambda *_: passes.__setitem__(0, passes[0] + 1))
         inputs = torch.tensor([ids])
@@ -180,9 +182,10 @@ def run(max_tokens: int, repeats: int) -> dict:
             hook.remove()
         return out[0, len(ids):].tolist(), {"passes": passes[0]}, wall, cpu
 
-    runners = {m: (lambda m: lambda text, ids: ours(m, text))(m) for m in METHODS}
-    runners["hf_greedy"] = lambda text, ids: hf(ids)
-    runners["hf_prompt_lookup"] = lambda text, ids: hf(ids, prompt_lookup_num_tokens=HF_PROMPT_LOOKUP_TOKENS)
+    # Each runner takes (chat text, its token ids): our engines read the text, generate() the ids.
+    runners = {m: functools.partial(ours, m) for m in METHODS}
+    runners["hf_greedy"] = hf
+    runners["hf_prompt_lookup"] = functools.partial(hf, prompt_lookup_num_tokens=HF_PROMPT_LOOKUP_TOKENS)
 
     costs = pass_costs(engines["baseline"].model, engines["baseline"].encode(PROMPTS["code editing"][0]))
     print(f"pass costs (CPU ms): {costs}", file=sys.stderr, flush=True)

@@ -47,4 +47,3 @@ def walked_page(tmp_path_factory):
         return walks[page]
 
     return walk
-

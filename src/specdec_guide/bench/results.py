@@ -128,24 +128,24 @@ def _last_counters(responses: list[dict]) -> dict | None:
     """The counters of the last response body that has them (the final state of the request)."""
     for response in reversed(responses):
         for packet in reversed(response.get("packets") or []):
-            value = packet.get("value") if packet.get("name", "data") == "data" else None
-            body = None
-            if isinstance(value, str):
-                try:
-                    body = json.loads(value)
-                except json.JSONDecodeError:
-                    continue
-            if isinstance(body, dict) and "total_draft_tokens" in body:
+            body = _counter_body(packet.get("value") if packet.get("name", "data") == "data" else None)
+            if body is not None:
                 return body
-        text = response.get("text")  # a non-streaming body
-        if isinstance(text, str):
-            try:
-                body = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(body, dict) and "total_draft_tokens" in body:
-                return body
+        body = _counter_body(response.get("text"))  # a non-streaming body
+        if body is not None:
+            return body
     return None
+
+
+def _counter_body(raw) -> dict | None:
+    """``raw`` parsed, if it is a JSON object that carries the draft counters; else None."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        body = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return body if isinstance(body, dict) and "total_draft_tokens" in body else None
 
 
 def _number(body: dict, name: str) -> float:
