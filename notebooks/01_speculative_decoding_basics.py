@@ -244,33 +244,47 @@ print(f"formula at a = {per_token:.2f}, k = {k}: {predicted_len:.2f} tokens per 
 print(f"target passes: {target_logits.forward_calls}, positions computed: {target_logits.positions_computed}")
 
 # %% [markdown]
-# The cheapest drafter is no model at all. Asked to edit code, a model writes much of the
-# prompt back, and an n-gram drafter (TensorRT-LLM's `NGram` method: propose what followed the
-# last matching tokens earlier in the sequence) guesses those copies for free. Below, it is
+# The cheapest drafter is no model at all. Asked to reformat or edit code, a model writes much
+# of the prompt back, and an n-gram drafter (TensorRT-LLM's `NGram` method: propose what followed
+# the last matching tokens earlier in the sequence) guesses those copies for free. Below, it is
 # timed against plain decoding of the same prompt, on one CPU thread (CPU time of this
 # process, which other jobs on a shared machine do not stretch); the text is checked to be
 # identical. Whether it is faster depends on the price of a pass: on a GPU at batch 1, extra
 # positions in a pass are nearly free; on a CPU core each position costs arithmetic, so a
 # rejected draft token costs time. The figures printed are this run's.
+#
+# A speed-up only counts on an answer that is right: a model stuck repeating itself is easy to
+# draft for and useless. So the task is one this 135M model does correctly (spread a dictionary
+# over one line per key), and the cell checks the answer: it must end on its own (end-of-sequence
+# token, not the token budget), span several lines and hold the same dictionary as the prompt.
 
 # %%
+import ast  # noqa: E402
+import re  # noqa: E402
+
 from specdec_guide.drafters.ngram import NGramDrafter  # noqa: E402
 
-code_prompt = chat("Here is a Python function:\n\n```python\ndef price_with_tax(price, rate):\n"
-                   "    result = price * (1 + rate)\n    result = round(result, 2)\n    return result\n```\n\n"
-                   "Rename the variable result to total. Reply with the full code only.")
+one_line = 'config = {"host": "localhost", "port": 8000, "debug": True, "workers": 4, "timeout": 30}'
+code_prompt = chat("Format this Python dictionary with one key per line. Reply with the code only.\n\n"
+                   f"```python\n{one_line}\n```")
 timed = {}
 for name, drafter in [("plain", None), ("NGram", NGramDrafter(max_draft_len=4, max_matching_ngram_size=2))]:
     target_logits.reset()
     start = time.process_time()
-    timed[name] = (speculation.generate(target_logits, code_prompt, 48, drafter=drafter, max_draft_len=4, eos_id=EOS),
+    timed[name] = (speculation.generate(target_logits, code_prompt, 96, drafter=drafter, max_draft_len=4, eos_id=EOS),
                    time.process_time() - start)
 assert timed["NGram"][0].tokens == timed["plain"][0].tokens
+answer = tokenizer.decode(timed["plain"][0].tokens, skip_special_tokens=True)
+block = re.search(r"```python\n(.*?)```", answer, re.S)
+assert timed["plain"][0].tokens[-1] == EOS, "the answer was cut by the token budget"
+assert block and block.group(1).count("\n") > 2, "the answer is not spread over several lines"
+assert ast.literal_eval(block.group(1).split("=", 1)[1].strip()) == ast.literal_eval(one_line.split("=", 1)[1].strip())
 ngram_stats = timed["NGram"][0].stats
 print(f"plain: {timed['plain'][1]:.1f} CPU s; NGram: {timed['NGram'][1]:.1f} CPU s "
       f"({timed['plain'][1] / timed['NGram'][1]:.2f}x), acceptance rate {ngram_stats.acceptance_rate:.2f}, "
-      f"{ngram_stats.mean_acceptance_length:.2f} tokens per target pass; identical text:")
-print(tokenizer.decode(timed["plain"][0].tokens, skip_special_tokens=True))
+      f"{ngram_stats.mean_acceptance_length:.2f} tokens per target pass; "
+      f"{len(timed['plain'][0].tokens)} tokens, ended by the model, same dictionary; identical text:")
+print(answer)
 
 # %% [markdown]
 # The guide's benchmark on this model, with more prompts and Hugging Face's own prompt lookup
