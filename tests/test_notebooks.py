@@ -162,3 +162,38 @@ def test_a_notebooks_own_cell_timeout_is_honoured(tmp_path):
     with pytest.raises(UserError, match="cell 1 failed|a cell failed"):
         execute(info, timeout=600)
     assert time.monotonic() - started < 25
+
+
+# --- the benchmarking notebook's reading follows from its stored numbers ---
+
+def _stored_table(notebook: str, header: str) -> list[list[str]]:
+    """The rows (split at spaces) of the printed table whose first line starts with ``header``."""
+    nb = json.loads((ROOT / "notebooks" / notebook).read_text())
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("text", ""))
+            if text.startswith(header):
+                return [line.split() for line in text.splitlines()[1:] if line.strip()]
+    raise AssertionError(f"{notebook}: no stored output starts with {header!r}: update this test with the notebook")
+
+
+def test_benchmarking_notebooks_reading_follows_from_its_stored_tables():
+    """Each claim of 08's "How to read this" paragraphs, checked against the stored outputs: after a
+    re-run that changes them, this fails until the prose is changed with them."""
+    prose = (ROOT / "notebooks" / "08_benchmarking.py").read_text()
+    throughput = _stored_table("08_benchmarking.ipynb", "server    conc")
+    for server in ("baseline", "ngram"):
+        ttft = [float(r[2]) for r in throughput if r[0] == server]
+        assert len(ttft) == 3 and ttft == sorted(ttft), f"TTFT grows with concurrency for {server}: {ttft}"
+    rows = {(r[0], r[1]): r for r in _stored_table("08_benchmarking.ipynb", "server    set")}
+    code, chat = rows[("ngram", "code-editing")], rows[("ngram", "chat")]
+    # columns: server set requests tokens drafted accepted rate length
+    assert "longer acceptance length but the\n# lower acceptance rate" in prose
+    assert float(code[7]) > float(chat[7]) and float(code[6]) < float(chat[6]), (code, chat)
+    assert "a few dozen drafted tokens" in prose and all(12 <= int(r[4]) < 100 for r in (code, chat))
+    assert "far below NGram's ceiling of 5" in prose and max(float(code[7]), float(chat[7])) < 2.5
+    assert "twice" not in prose.split("How to read this on this machine")[1].split("max_tokens` trap")[0]
+    # ...and what it says the page "Speed on a CPU" measures (its stored run, benchmarks/results).
+    real = json.loads((ROOT / "benchmarks" / "results" / "real_model.json").read_text())["results"]
+    assert "code editing accepts far more than open\n# chat" in prose
+    assert real["code editing"]["ngram"]["acceptance_rate"] > 3 * real["open chat"]["ngram"]["acceptance_rate"]
