@@ -297,7 +297,7 @@ def goal(rows: dict) -> dict:
 
 LABELS = {"baseline": "ours: baseline", "ngram": "ours: NGram", "draft_target": "ours: Draft/Target",
           "user_provided": "ours: user-provided (prompt lookup)", "hf_greedy": "HF generate: greedy",
-          "hf_prompt_lookup": f"HF generate: prompt_lookup_num_tokens={HF_PROMPT_LOOKUP_TOKENS}"}
+          "hf_prompt_lookup": f"HF generate: `prompt_lookup_num_tokens={HF_PROMPT_LOOKUP_TOKENS}`"}
 
 
 def load_note(machine: dict) -> str:

@@ -13,18 +13,30 @@
 - Formulas in notebook pages become MathML at build time (``latex2mathml``), which browsers
   draw natively: mkdocs-jupyter leaves the TeX for a MathJax script whose ``src`` it leaves
   empty, and the site loads nothing from outside.
+- Notebook pages get what MkDocs gives Markdown pages and mkdocs-jupyter does not: links to
+  ``.md``/``.ipynb`` files become links to their pages (a missing target is a warning, which
+  ``--strict`` turns into a failed build), and the table of contents is rebuilt from the rendered
+  headings, so it keeps their inline code and its anchors are the headings' own ids
+  (mkdocs-jupyter's drops the code, from the titles and from the anchors, which then lead nowhere).
+- Long inline code gets break points after ``_``, ``.``, ``/`` and ``,`` (and at its spaces), and
+  only there: a table column narrower than an identifier wraps it at a sensible point instead of
+  growing past the page or breaking it at a hyphen or inside a word (docs/assets/extra.css).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import logging
+import posixpath
 import re
 from pathlib import Path
 
 from mkdocs.structure.files import File
 
 VERIFICATION_PAGE = "speculative_decoding/verification.md"
+# Under "mkdocs.", so that `mkdocs build --strict` counts its warnings.
+log = logging.getLogger("mkdocs.hooks.specdec_guide")
 
 
 def on_files(files, config):
@@ -95,11 +107,75 @@ def math_to_mathml(cell_html: str) -> str:
     return _INLINE_MATH.sub(lambda m: convert(tex(m)), cell_html)
 
 
+# Inline code (not inside <pre>) with plain text only, long enough to need break points.
+_PRE_BLOCK = re.compile(r"(<pre\b.*?</pre>)", re.S)
+_INLINE_CODE = re.compile(r"<code>([^<]{%d,})</code>" % 16)
+_BREAK_AFTER = re.compile(r"(?<=[_./,])(?=[^_./,])")
+
+
+def code_break_points(page_html: str) -> str:
+    """``<code>sampling_param_max_tokens</code>`` -> segments that never break inside, with a
+    break opportunity (``<wbr>``) after each ``_ . / ,`` and at spaces (CSS: code.sg-breaks)."""
+
+    def segments(m):
+        text = m.group(1)
+        words = []
+        for word in text.split(" "):
+            parts = [p for p in _BREAK_AFTER.split(word) if p]
+            words.append("<wbr>".join(f"<span>{p}</span>" for p in parts))
+        return '<code class="sg-breaks">' + " ".join(words) + "</code>"
+
+    chunks = _PRE_BLOCK.split(page_html)
+    return "".join(c if i % 2 else _INLINE_CODE.sub(segments, c) for i, c in enumerate(chunks))
+
+
+_HREF = re.compile(r'href="([^"#:?]+\.(?:md|ipynb))(#[^"]*)?"')
+
+
+def notebook_links(page_html: str, page, files) -> str:
+    """Relative links to .md/.ipynb files in a notebook page -> links to their pages, as MkDocs does
+    for Markdown pages (mkdocs-jupyter leaves them as written, so on the site they lead nowhere)."""
+
+    def rewrite(m):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), m.group(1)))
+        found = files.get_file_from_path(target)
+        if found is None:
+            log.warning("Doc file '%s' contains a link '%s', but the target '%s' is not found among "
+                        "documentation files.", page.file.src_uri, m.group(1), target)
+            return m.group(0)
+        return f'href="{found.url_relative_to(page.file)}{m.group(2) or ""}"'
+
+    return _HREF.sub(rewrite, page_html)
+
+
+_HEADING = re.compile(r'<h([1-6]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+_ANCHOR_LINK = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>', re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def notebook_toc(page_html: str):
+    """The page's table of contents from its rendered headings: their ids and their whole text."""
+    from mkdocs.structure.toc import get_toc
+
+    root: list[dict] = []
+    stack: list[dict] = []
+    for level, anchor, inner in _HEADING.findall(page_html):
+        text = html.unescape(_TAG.sub("", _ANCHOR_LINK.sub("", inner))).strip()
+        token = {"level": int(level), "id": anchor, "name": html.escape(text, quote=False), "children": []}
+        while stack and stack[-1]["level"] >= token["level"]:
+            stack.pop()
+        (stack[-1]["children"] if stack else root).append(token)
+        stack.append(token)
+    return get_toc(root)
+
+
 def on_page_content(page_html, page, config, files):
     src = page.file.abs_src_path
     if not src or not src.endswith(".ipynb"):
-        return page_html
+        return code_break_points(page_html)
     meta = json.loads(Path(src).read_text(encoding="utf-8")).get("metadata", {}).get("specdec_guide", {})
     page_html = _EMPTY_MATHJAX.sub("", page_html)
     page_html = _MARKDOWN_CELL.sub(lambda m: m.group(1) + math_to_mathml(m.group(2)) + m.group(3), page_html)
-    return _banner(meta) + page_html
+    page_html = notebook_links(page_html, page, files)
+    page.toc = notebook_toc(page_html)
+    return _banner(meta) + code_break_points(page_html)

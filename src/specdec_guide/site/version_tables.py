@@ -119,7 +119,7 @@ def markdown(registry: Registry | None = None) -> str:
     for t in tracks:
         s = (t.llm_api.get("sources") or {}).get("llm_args") or {}
         commit = str(s.get("commit", ""))[:7]
-        src.append(f"[{s.get('path', 'llm_args')}]({s.get('url', '')}) (gh-pages `{commit}`)" if s.get("url") else "not recorded")
+        src.append(f"[`{s.get('path', 'llm_args')}`]({s.get('url', '')}) (gh-pages `{commit}`)" if s.get("url") else "not recorded")
     facts.append(["Source read"] + src)
     out += ["### What each snapshot records\n", _table(["", *[f"TensorRT-LLM {t.id}" for t in tracks]], facts)]
     return "\n".join(out)
