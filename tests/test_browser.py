@@ -2,10 +2,15 @@
 
 - the basics notebook shows its plot and its formulas as math (not raw TeX);
 - no code block on any page hides text behind a horizontal scroll bar;
-- no table cell or printed table breaks a line inside a number.
+- no table is wider than its column (Material puts a scroll bar under it: its last columns hide);
+- no table cell or printed table breaks a line inside a number;
+- no link on any page leads to a page or an anchor that does not exist. `mkdocs build --strict`
+  checks the links of Markdown pages, not those inside rendered notebooks nor the tables of
+  contents that mkdocs-jupyter makes; this checks every link the browser sees.
 
-Uses the system's headless Chromium (Debian package `chromium`; .ci/run installs it) on the site
-built with `mkdocs build --strict` (what `make serve` serves), served from a throw-away folder.
+Every page is loaded once, and every check reads that one visit (``visits``). Uses the system's
+headless Chromium (Debian package `chromium`; .ci/run installs it) on the session's site build
+(``built_site``, `mkdocs build --strict`, what `make serve` serves), served over HTTP.
 """
 
 from __future__ import annotations
@@ -13,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
-
-from site_build import ROOT, build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (apt-get install chromium)")
@@ -40,16 +45,14 @@ def _page_urls(site: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    done = build(ROOT, out)
-    assert done.returncode == 0, done.stderr[-3000:]
+def site(built_site):
+    out = built_site
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", _page_urls(out)
+        yield f"http://127.0.0.1:{server.server_address[1]}/", _page_urls(out), out
     finally:
         server.shutdown()
         server.server_close()
@@ -87,7 +90,7 @@ def _page(browser, url: str):
 
 
 def test_basics_notebook_plot_is_visible_in_a_browser(site, browser, tmp_path):
-    base, _ = site
+    base = site[0]
     with _page(browser, base + NOTEBOOK_URL) as page:
         assert "Speculative decoding basics" in page.content()
         plot = page.locator('img[src^="data:image/png"]').last
@@ -102,7 +105,7 @@ def test_basics_notebook_plot_is_visible_in_a_browser(site, browser, tmp_path):
 
 
 def test_formulas_render_as_math_not_raw_tex(site, browser):
-    base, _ = site
+    base = site[0]
     with _page(browser, base + NOTEBOOK_URL) as page:
         formulas = page.locator("math")
         assert formulas.count() >= 1
@@ -143,16 +146,100 @@ _BROKEN_NUMBERS = """() => {
 }"""
 
 
-def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(site, browser):
-    base, urls = site
-    assert NOTEBOOK_URL in urls and "speculative_decoding/triton_cpu/" in urls
-    problems = []
+# Every table with the widths of its content and of its wrapper (Material's scroll container):
+# content wider than the wrapper means a scroll bar.
+_TABLES = """() => [...document.querySelectorAll('article table')]
+  .map(t => {
+    const wrap = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+    return {scroll: wrap.scrollWidth, client: wrap.clientWidth,
+            head: [...t.querySelectorAll('th')].slice(0, 3).map(h => h.innerText.trim().slice(0, 40))};
+  })"""
+
+_LINKS = "() => [...document.querySelectorAll('a[href]')].map(a => a.href)"
+
+
+@pytest.fixture(scope="module")
+def visits(site, browser):
+    """{page url: what the checks need from it}, every page loaded once, every tab's content shown."""
+    base, urls, _ = site
+    seen = {}
     for url in urls:
         with _page(browser, base + url) as page:
             # Tabbed blocks: show every tab's content so hidden tabs are measured too.
             page.add_style_tag(content=".tabbed-block { display: block !important; }")
-            for row in page.evaluate(_HIDDEN_CODE):
-                problems.append(f"/{url}: code hides {row['hidden']} px: {row['text'][:100]}")
-            for number in page.evaluate(_BROKEN_NUMBERS):
-                problems.append(f"/{url}: number broken across lines: {number}")
+            seen[url] = {"code": page.evaluate(_HIDDEN_CODE), "numbers": page.evaluate(_BROKEN_NUMBERS),
+                         "tables": page.evaluate(_TABLES), "links": page.evaluate(_LINKS)}
+    return seen
+
+
+def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(site, visits):
+    assert NOTEBOOK_URL in visits and "speculative_decoding/triton_cpu/" in visits
+    problems = []
+    for url, seen in visits.items():
+        for row in seen["code"]:
+            problems.append(f"/{url}: code hides {row['hidden']} px: {row['text'][:100]}")
+        for number in seen["numbers"]:
+            problems.append(f"/{url}: number broken across lines: {number}")
     assert not problems, "\n".join(problems)
+
+
+def _table_problems(url: str, rows: list[dict]) -> list[str]:
+    return [f"/{url}: table {r['head']} is {r['scroll']} px wide in a {r['client']} px column"
+            for r in rows if r["scroll"] > r["client"]]
+
+
+def test_no_table_is_wider_than_its_column(visits):
+    assert sum(len(seen["tables"]) for seen in visits.values()) >= 10, "the selector finds the site's tables"
+    problems = [p for url, seen in visits.items() for p in _table_problems(url, seen["tables"])]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_table_wider_than_its_column_is_found(site, browser):
+    """The measure itself can fail: a table holding one long unbreakable identifier."""
+    base = site[0]
+    with _page(browser, base + "speculative_decoding/versions/") as page:
+        page.evaluate("""() => document.querySelector('article').insertAdjacentHTML('beforeend',
+          '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr><th>wide</th>'
+          + '</tr></thead><tbody><tr><td><code>' + 'x'.repeat(300) + '</code></td></tr></tbody></table></div></div>')""")
+        problems = _table_problems("speculative_decoding/versions/", page.evaluate(_TABLES))
+    assert len(problems) == 1 and "['wide']" in problems[0], problems
+
+
+def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[str]:
+    """Links into the site (from {page: hrefs}) whose page, or whose anchor on that page, is missing."""
+    ids: dict[Path, set[str]] = {}
+    prefix = urlsplit(base).path
+    problems = []
+    for url, hrefs in links.items():
+        for href in sorted(set(hrefs)):
+            if not href.startswith(base):
+                continue  # another site, or mailto: and the like
+            parts = urlsplit(href)
+            target = site_dir / unquote(parts.path[len(prefix):])
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                problems.append(f"/{url}: links to a page that does not exist: {href[len(base) - 1:]}")
+                continue
+            if parts.fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text(encoding="utf-8")))
+                if unquote(parts.fragment) not in ids[target]:
+                    problems.append(f"/{url}: links to an anchor that does not exist: {href[len(base) - 1:]}")
+    return problems
+
+
+def test_no_link_leads_nowhere(site, visits):
+    base, urls, site_dir = site
+    assert any(u.startswith("speculative_decoding/notebooks/") for u in visits)
+    problems = dead_links(site_dir, base, {url: seen["links"] for url, seen in visits.items()})
+    assert not problems, "\n".join(problems)
+
+
+def test_a_link_to_a_missing_page_or_anchor_is_found(site):
+    base, _, site_dir = site
+    problems = dead_links(site_dir, base, {"x/": [base + "speculative_decoding/nope/", base + "#no-such-anchor",
+                                                  base + "speculative_decoding/versions/", "https://example.org/"]})
+    assert len(problems) == 2, problems
+    assert any("page that does not exist: /speculative_decoding/nope/" in p for p in problems), problems
+    assert any("anchor that does not exist: /#no-such-anchor" in p for p in problems), problems

@@ -15,14 +15,6 @@ from specdec_guide.notebooks import list_notebooks
 NOTEBOOK_PAGE = "speculative_decoding/notebooks/01_speculative_decoding_basics/index.html"
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    result = build(ROOT, out)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
-
-
 def _png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     return struct.unpack(">II", data[16:24])
@@ -111,3 +103,63 @@ def test_broken_internal_link_fails_the_build(tree, tmp_path, link, complaint):
     result = build(tree, tmp_path / "out")
     assert result.returncode != 0
     assert complaint in result.stdout + result.stderr
+
+
+# --- what the site hook adds to notebook pages and inline code ---
+
+def test_notebook_tables_of_contents_keep_inline_code_and_link_to_the_headings(built_site):
+    """mkdocs-jupyter's table of contents dropped inline code from titles and anchors; the hook
+    rebuilds it from the rendered headings. Every heading with code must be in it, whole."""
+    checked = 0
+    for info in list_notebooks(ROOT):
+        page = (built_site / f"speculative_decoding/notebooks/{info.source.stem}/index.html").read_text(encoding="utf-8")
+        toc = {anchor: re.sub(r"\s+", " ", text).strip() for anchor, text in re.findall(
+            r'<a href="#([^"]+)" class="md-nav__link">\s*<span class="md-ellipsis">(.*?)</span>', page, re.S)}
+        for anchor, inner in re.findall(r'<h[2-6] id="([^"]+)"[^>]*>(.*?)</h[2-6]>', page, re.S):
+            codes = re.findall(r"<code[^>]*>(.*?)</code>", inner, re.S)
+            if not codes:
+                continue
+            assert anchor in toc, f"{info.source.name}: heading #{anchor} is not in the table of contents"
+            for code in codes:
+                assert re.sub(r"<[^>]+>", "", code) in toc[anchor], (info.source.name, anchor, toc[anchor])
+            checked += 1
+    assert checked >= 5
+
+
+def _fake_page(src_uri: str):
+    """A documentation file as the build sees it (notebooks wrapped as mkdocs-jupyter wraps them)."""
+    from mkdocs.structure.files import File
+    from mkdocs_jupyter.plugin import NotebookFile
+
+    file = File(src_uri, src_dir="docs", dest_dir="site", use_directory_urls=True)
+    return NotebookFile(file, use_directory_urls=True, site_dir="site") if src_uri.endswith(".ipynb") else file
+
+
+def test_links_in_notebook_pages_become_page_links_and_a_missing_one_warns(caplog):
+    from types import SimpleNamespace
+
+    from mkdocs.structure.files import Files
+
+    from specdec_guide.site import hooks
+
+    notebook = _fake_page("speculative_decoding/notebooks/08_benchmarking.ipynb")
+    files = Files([notebook, _fake_page("speculative_decoding/reading_the_numbers.md"),
+                   _fake_page("speculative_decoding/notebooks/09_benchmarking_gpu.ipynb")])
+    page = SimpleNamespace(file=notebook)
+    out = hooks.notebook_links('<a href="../reading_the_numbers.md#a">x</a> <a href="09_benchmarking_gpu.ipynb">y</a> '
+                               '<a href="https://example.org/x.md">z</a>', page, files)
+    assert 'href="../../reading_the_numbers/#a"' in out and 'href="../09_benchmarking_gpu/"' in out
+    assert 'href="https://example.org/x.md"' in out
+    with caplog.at_level("WARNING"):
+        kept = hooks.notebook_links('<a href="../nope.md">gone</a>', page, files)
+    assert kept == '<a href="../nope.md">gone</a>' and "nope.md" in caplog.text
+
+
+def test_long_inline_code_breaks_only_after_separators():
+    from specdec_guide.site import hooks
+
+    out = hooks.code_break_points("<p><code>sampling_param_max_tokens</code> <code>trtllm-build</code></p>"
+                                  "<pre><code>keep_this_one_as_it_is</code></pre>")
+    assert ('<code class="sg-breaks"><span>sampling_</span><wbr><span>param_</span><wbr><span>max_</span><wbr>'
+            "<span>tokens</span></code>") in out
+    assert "<code>trtllm-build</code>" in out and "<pre><code>keep_this_one_as_it_is</code></pre>" in out
