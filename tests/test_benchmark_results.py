@@ -1,9 +1,12 @@
-"""The stored real-model run: its table is rendered from its JSON, and its verdicts follow from its times.
+"""The stored benchmark runs: their tables are rendered from their JSON, their verdicts follow from
+their times.
 
-The "Speed on a CPU" page includes ``benchmarks/results/real_model.md`` as written. These tests
-make sure no figure or verdict in it was typed by hand: the file must be what the benchmark's
-own ``table()`` makes of ``real_model.json``, and each speed-up and goal line must follow from the
-stored times.
+The "Speed on a CPU" page includes ``benchmarks/results/real_model.md`` as written, and the box on
+"Choosing a method" includes ``benchmarks/results/verify_cost.md``. These tests make sure no
+figure or verdict in them was typed by hand: each file must be what its benchmark's own
+``table()`` makes of the stored JSON, and each speed-up, ratio and goal line must follow from the
+stored times. ``verify_cost.py`` needs a GPU for its real run; here it runs with ``--tiny`` on
+the CPU, so the script itself is tested, not only its stored output.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("real_model_bench", ROOT / "benchmarks" / "real_model.py")
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _load("real_model")
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +73,99 @@ def test_different_pass_counts_are_named(bench, stored):
     other = copy.deepcopy(stored)
     other["results"]["open chat"]["ngram"]["passes"] += 1
     assert "different (open chat" in bench.same_drafts(other["results"])
+
+
+# --- the cost of verification (benchmarks/verify_cost.py), quoted on "Choosing a method" ---
+
+@pytest.fixture(scope="module")
+def verify_cost():
+    return _load("verify_cost")
+
+
+def _schema_problems(result: dict) -> list[str]:
+    """What a verify_cost.json lacks: provenance, settings, a time for every batch size and q."""
+    problems = [f"missing {key}" for key in ("what", "date", "produced_by", "machine", "settings", "shapes", "target",
+                                             "draft", "target_weights_gb", "draft_weights_gb") if key not in result]
+    if problems:
+        return problems
+    problems += [f"machine lacks {k}" for k in ("device", "driver", "torch", "cuda") if k not in result["machine"]]
+    problems += [f"settings lack {k}" for k in ("ctx", "dtype", "timing", "weights", "batches", "q")
+                 if k not in result["settings"]]
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(result["date"])):
+        problems.append(f"date {result['date']!r} is not YYYY-MM-DD")
+    batches, qs = result["settings"].get("batches", []), result["settings"].get("q", [])
+    target = {(r["batch"], r["q"]): r["ms"] for r in result["target"]}
+    draft = {r["batch"]: r["ms"] for r in result["draft"] if r["q"] == 1}
+    problems += [f"no target time at batch {b}, q {q}" for b in batches for q in qs if (b, q) not in target]
+    problems += [f"no draft time at batch {b}" for b in batches if b not in draft]
+    problems += [f"time {ms} is not positive" for ms in [*target.values(), *draft.values()] if not ms > 0]
+    if 1 not in qs:
+        problems.append("no one-token pass (q = 1) to compare with")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def stored_verify_cost():
+    return json.loads((RESULTS / "verify_cost.json").read_text())
+
+
+def test_the_stored_verification_cost_run_is_complete_and_says_where_it_ran(stored_verify_cost):
+    assert _schema_problems(stored_verify_cost) == []
+    m = stored_verify_cost["machine"]
+    assert "H200" in m["device"] and m["driver"] and m["torch"].startswith("2.11") and m["cuda"].startswith("13")
+    assert stored_verify_cost["date"] == "2026-11-30"
+    # Made by the earlier script, and the file says so: not claimed as a run of benchmarks/verify_cost.py.
+    assert "not yet by `benchmarks/verify_cost.py`" in stored_verify_cost["produced_by"]
+
+
+def test_the_box_is_rendered_from_the_stored_run_and_the_page_types_no_figure(verify_cost, stored_verify_cost):
+    md = (RESULTS / "verify_cost.md").read_text()
+    assert md == verify_cost.table(stored_verify_cost)
+    page = (ROOT / "docs" / "speculative_decoding" / "choosing_a_method.md").read_text()
+    assert '    --8<-- "benchmarks/results/verify_cost.md"' in page  # inside the box, indented
+    figures = set(re.findall(r"\d+\.\d+×?", md.split("| --- |")[-1]))
+    assert len(figures) > 10
+    typed = sorted(f for f in figures if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", page))
+    assert not typed, f"choosing_a_method.md types figures of the stored run instead of including them: {typed}"
+
+
+def test_the_boxs_ratios_and_verdict_follow_from_the_stored_times(verify_cost, stored_verify_cost):
+    from specdec_guide.speculation import expected_tokens_per_step
+
+    one = {r["batch"]: r["ms"] for r in stored_verify_cost["target"] if r["q"] == 1}
+    md = verify_cost.table(stored_verify_cost)
+    for r in stored_verify_cost["target"]:
+        if r["q"] > 1:
+            assert f"{r['ms'] / one[r['batch']]:.2f}×" in md.split(f"\n| {r['batch']} | ")[1].split("\n")[0]
+    slower = copy.deepcopy(stored_verify_cost)
+    slowest_batch = max(one)
+    for r in slower["target"]:
+        if r["q"] == 5:
+            r["ms"] = r["ms"] if r["batch"] == slowest_batch else one[r["batch"]]  # checking 5 tokens made free
+    verdict = verify_cost.table(slower).split("Break-even")[1].split("\n")[0]
+    assert f"more at {slowest_batch}," in verdict and expected_tokens_per_step(0.6, 4) > 1
+    assert verify_cost.table(slower) != md
+
+
+def test_the_script_runs_on_a_cpu_with_tiny_shapes(verify_cost, tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "verify_cost.py"), "--tiny", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((tmp_path / "verify_cost.json").read_text())
+    assert _schema_problems(result) == []
+    assert result["produced_by"] == "`benchmarks/verify_cost.py`" and result["machine"]["device"].startswith("CPU")
+    assert "no CUDA graph" in result["settings"]["timing"]
+    assert (tmp_path / "verify_cost.md").read_text() == verify_cost.table(result)
+
+
+def test_an_incomplete_run_is_reported(stored_verify_cost):
+    broken = copy.deepcopy(stored_verify_cost)
+    broken["target"] = [r for r in broken["target"] if not (r["batch"] == 64 and r["q"] == 9)]
+    del broken["machine"]["driver"]
+    assert _schema_problems(broken) == ["machine lacks driver", "no target time at batch 64, q 9"]
+
+
+def test_the_script_refuses_to_overwrite_the_stored_run_with_a_smoke_test():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "verify_cost.py"), "--tiny"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--out" in done.stderr
