@@ -84,6 +84,25 @@ def _rms_norm(x, weight, eps: float = 1e-5):
     return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps).to(x.dtype) * weight
 
 
+def grouped_attention(queries, keys, values, mask, kv_heads: int):
+    """Grouped-query attention as one ``scaled_dot_product_attention`` over the KV heads.
+
+    queries (batch, q, heads, head_dim); keys, values (batch, kv_heads, positions, head_dim). The
+    query heads that share a KV head are stacked along the position axis (the mask repeated for
+    each), so no key or value is copied and any mask is allowed: with ``enable_gqa=True`` and a
+    mask, PyTorch may fall back to its slow reference kernel on a GPU, which would inflate the
+    cost of q > 1. Query head h reads KV head h // (heads / kv_heads), as in Llama.
+    """
+    import torch.nn.functional as F
+
+    batch, q, heads, head_dim = queries.shape
+    group = heads // kv_heads
+    stacked = queries.view(batch, q, kv_heads, group, head_dim).permute(0, 2, 3, 1, 4).reshape(
+        batch, kv_heads, group * q, head_dim)
+    out = F.scaled_dot_product_attention(stacked, keys, values, attn_mask=None if mask is None else mask.repeat(group, 1))
+    return out.view(batch, kv_heads, group, q, head_dim).permute(0, 3, 1, 2, 4).reshape(batch, q, heads * head_dim)
+
+
 def forward(shape: dict, weights: dict, x, k_cache: list, v_cache: list, ctx: int, mask):
     """One pass over ``x`` (batch, q, hidden) at positions ctx .. ctx + q - 1; returns the logits."""
     import torch.nn.functional as F
@@ -96,10 +115,9 @@ def forward(shape: dict, weights: dict, x, k_cache: list, v_cache: list, ctx: in
         # The new keys and values go into the cache in place, after the ctx cached positions.
         k_cache[i][:, :, ctx:ctx + q] = keys.view(batch, q, kv_heads, head_dim).transpose(1, 2)
         v_cache[i][:, :, ctx:ctx + q] = values.view(batch, q, kv_heads, head_dim).transpose(1, 2)
-        attended = F.scaled_dot_product_attention(
-            queries.view(batch, q, heads, head_dim).transpose(1, 2), k_cache[i][:, :, :ctx + q],
-            v_cache[i][:, :, :ctx + q], attn_mask=mask, enable_gqa=True)
-        x = x + attended.transpose(1, 2).reshape(batch, q, heads * head_dim) @ layer["o"]
+        attended = grouped_attention(queries.view(batch, q, heads, head_dim), k_cache[i][:, :, :ctx + q],
+                                     v_cache[i][:, :, :ctx + q], mask, kv_heads)
+        x = x + attended @ layer["o"]
         gate, up = (_rms_norm(x, layer["norm2"]) @ layer["gate_up"]).chunk(2, dim=-1)
         x = x + (F.silu(gate) * up) @ layer["down"]
     return _rms_norm(x, weights["norm"]) @ weights["lm_head"]

@@ -169,3 +169,18 @@ def test_the_script_refuses_to_overwrite_the_stored_run_with_a_smoke_test():
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "verify_cost.py"), "--tiny"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--out" in done.stderr
+
+
+def test_grouped_attention_is_pytorchs_grouped_query_attention_with_the_causal_mask(verify_cost):
+    import torch
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(1)
+    batch, q, heads, kv_heads, head_dim, ctx = 2, 3, 8, 2, 4, 5
+    queries = torch.randn(batch, q, heads, head_dim, generator=gen)
+    keys, values = (torch.randn(batch, kv_heads, ctx + q, head_dim, generator=gen) for _ in range(2))
+    mask = verify_cost.causal_mask(q, ctx, "cpu")
+    assert mask[0].tolist() == [True] * (ctx + 1) + [False] * (q - 1) and mask[-1].all()
+    expected = F.scaled_dot_product_attention(queries.transpose(1, 2), keys, values, attn_mask=mask, enable_gqa=True)
+    got = verify_cost.grouped_attention(queries, keys, values, mask, kv_heads)
+    assert torch.allclose(got, expected.transpose(1, 2).reshape(batch, q, heads * head_dim), atol=1e-6)
