@@ -194,3 +194,42 @@ def test_a_missing_policy_follows_the_launcher_fact(tmp_path, value, flagged):
     assert bool(diags) is flagged, diags
     if flagged:
         assert "behaviour launcher_disables_auto_complete: true, likely" in diags[0].message
+
+
+COUNTERS = """\
+# specdec-guide: trtllm=TRACK
+from tensorrt_llm import LLM, SamplingParams
+
+llm = LLM(model="/models/t"SAMPLER)
+out = llm.generate(["hi"], SamplingParams(max_tokens=8, return_perf_metrics=True))[0]
+metrics = out.outputs[0].request_perf_metrics.speculative_decoding
+print(metrics.total_accepted_draft_tokens, metrics.acceptance_rate)
+assert metrics.total_accepted_draft_tokens > 0
+"""
+
+
+@pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
+def test_asserting_the_per_request_counters_is_an_error_where_they_read_zero(tmp_path, track):
+    f = tmp_path / "counters.py"
+    f.write_text(COUNTERS.replace("TRACK", track).replace("SAMPLER", ""))
+    diags = _problems(f, tmp_path)
+    assert [(d.line, d.col) for d in diags] == [(8, 1)], diags  # the print on line 7 is fine
+    assert "'total_accepted_draft_tokens'" in diags[0].message and "TorchSampler" in diags[0].message
+    assert "tokens per decoding step or iteration stats" in diags[0].message
+    # The twin that picks the sampler that fills them passes.
+    f.write_text(COUNTERS.replace("TRACK", track).replace("SAMPLER", ', sampler_type="TRTLLMSampler"'))
+    assert _problems(f, tmp_path) == []
+
+
+@pytest.mark.parametrize("value, flagged", [("{TorchSampler: false, TRTLLMSampler: true}", True), ("true", False)])
+def test_the_counter_rule_follows_the_record(tmp_path, value, flagged):
+    schemas = tmp_path / "schemas"
+    shutil.copytree(FIX / "schemas", schemas)
+    (schemas / "1.2.0" / "behaviour").mkdir()
+    (schemas / "1.2.0" / "behaviour" / "t.yaml").write_text(
+        'sources:\n  s: {pr: 1}\nfacts:\n  per_request_draft_counters_filled: '
+        f'{{claim: x, value: {value}, source: s, confidence: likely}}\n')
+    f = tmp_path / "counters.py"
+    f.write_text(COUNTERS.replace("TRACK", "1.2.0").replace("SAMPLER", ""))
+    diags = [d for d in _problems(f, tmp_path, registry=Registry(schemas)) if "draft counter" in d.message]
+    assert bool(diags) is flagged, diags

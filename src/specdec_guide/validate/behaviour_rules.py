@@ -93,3 +93,61 @@ def hub_id_findings(checker, cls_name: str, key: str, canonical: str, val: PVal,
              f"(behaviour {fact_id}: false, {fact.confidence}{later}): download it first, e.g. "
              f"huggingface_hub.snapshot_download('{value}', local_dir=...), and pass that directory "
              f"(a local folder named like org/name: write ./{value} or an absolute path)")]
+
+
+#: The per-request speculative counters of return_perf_metrics (LLM API and the llmapi model's outputs).
+DRAFT_COUNTERS = ("acceptance_rate", "total_accepted_draft_tokens", "total_draft_tokens")
+
+
+def _counter_in(node) -> str | None:
+    import ast
+
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and sub.attr in DRAFT_COUNTERS:
+            return sub.attr
+        if isinstance(sub, ast.Name) and sub.id in DRAFT_COUNTERS:
+            return sub.id
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in DRAFT_COUNTERS:
+            return sub.value
+    return None
+
+
+def _counters_filled(value, sampler: str) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        got = value.get(sampler)
+        return got if isinstance(got, bool) else None
+    return None
+
+
+def counter_assert_findings(tree, track, source: str) -> list:
+    """An error for ``assert`` on a per-request draft counter where the record says it reads zero.
+
+    Only an assertion is reported (printing the counters is fine): it fails on the release even when
+    speculation works. The sampler is TorchSampler unless the file names TRTLLMSampler.
+    """
+    import ast
+
+    try:
+        fact = track.behaviour.facts.get("per_request_draft_counters_filled")
+    except Exception:
+        return []
+    if fact is None:
+        return []
+    sampler = "TRTLLMSampler" if "TRTLLMSampler" in source else "TorchSampler"
+    if _counters_filled(fact.value, sampler) is not False:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        name = _counter_in(node.test)
+        if name is None:
+            continue
+        out.append((node.lineno, node.col_offset + 1,
+                    f"asserts on the per-request draft counter '{name}', but on TRT-LLM {track.id} with {sampler} "
+                    f"those counters read zero even when drafts are accepted (behaviour per_request_draft_counters_filled,"
+                    f" {fact.confidence}): measure acceptance from tokens per decoding step or iteration stats "
+                    f"(acceptance_measures_available) and say which measure was used"))
+    return out
