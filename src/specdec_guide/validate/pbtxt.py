@@ -7,7 +7,8 @@ individual fields come from a small tokenizer below, because the protobuf parser
 A config is the llmapi model when its backend is ``python`` and the folder has ``1/model.yaml``:
 then its inputs/outputs must match what that release's model.py reads (the track's
 ``triton.yaml: llmapi_model``) and ``decoupled``/``max_batch_size`` must agree with
-``model.yaml: triton_config``. ``${key}`` placeholders (fill_template.py templates) are
+``model.yaml: triton_config`` and be written here: behind the container's launcher, which turns
+auto-complete off (behaviour fact ``launcher_disables_auto_complete``), Triton reads only this file. ``${key}`` placeholders (fill_template.py templates) are
 substituted before parsing and their keys checked against the recorded template keys.
 """
 
