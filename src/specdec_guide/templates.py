@@ -333,7 +333,7 @@ def register(subparsers) -> None:
     p.add_argument("--model", help="target model: HF name or local checkpoint dir (--engine cpu default: "
                    "SmolLM2-135M-Instruct from `specdec-guide models fetch`, fetched if needed)")
     p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3): a local directory "
-                   "(--engine trtllm: the container's TensorRT-LLM 1.1.0 does not download hub ids here); --engine "
+                   f"(--engine trtllm: TensorRT-LLM {TRACK} in the container does not download hub ids here); --engine "
                    "cpu without --model defaults it to `specdec-guide models draft`")
     p.add_argument("--drafter", help="user_provided, CPU engine: drafter class as module:Class, or "
                    "file.py:Class (the file is copied into the model folder)")
