@@ -37,8 +37,11 @@ def test_config_pbtxt_matches_the_1_1_0_llmapi_model(method):
     cfg = _parse_pbtxt(templates.template_dir(method) / "config.pbtxt")
     facts = _facts()
     assert cfg.name == facts["name"] and cfg.backend == facts["backend"]
-    # Left to model.yaml's triton_config, as upstream does: a value here would override it.
-    assert cfg.max_batch_size == 0 and not cfg.HasField("model_transaction_policy")
+    # Written here too, equal to model.yaml's triton_config: behind the container's launcher
+    # (--disable-auto-complete-config) Triton reads only this file.
+    tc = yaml.safe_load((templates.template_dir(method) / "1" / "model.yaml").read_text())["triton_config"]
+    assert cfg.HasField("model_transaction_policy")
+    assert (cfg.max_batch_size, cfg.model_transaction_policy.decoupled) == (tc["max_batch_size"], tc["decoupled"])
     dtype = model_config_pb2.DataType.Name
 
     def rows(items):
@@ -157,9 +160,80 @@ def test_render_checks_local_model_paths_and_notes_hub_names(tmp_path, monkeypat
 def test_render_options_name_batch_size_decoupled(tmp_path):
     out = _render(tmp_path, name="ngram_sync", max_batch_size=4, decoupled=False)
     assert out.name == "ngram_sync"
-    assert _parse_pbtxt(out / "config.pbtxt").name == "ngram_sync"
+    cfg = _parse_pbtxt(out / "config.pbtxt")
+    assert cfg.name == "ngram_sync"
     tc = yaml.safe_load((out / "1/model.yaml").read_text())["triton_config"]
     assert tc == {"max_batch_size": 4, "decoupled": False}
+    assert (cfg.max_batch_size, cfg.model_transaction_policy.decoupled) == (4, False)
+
+
+def _fake_container(tmp_path):
+    fake = tmp_path / "container_llmapi_1"
+    fake.mkdir(exist_ok=True)
+    for name in ("model.py", "helpers.py"):
+        (fake / name).write_text(f"# stand-in for the container's {name}\n")
+    return fake
+
+
+RENDERABLE = [(m, "cpu") for m in templates.METHODS if m not in templates.CPU_REFUSES] + [
+    (m, "trtllm") for m in templates.METHODS if m not in templates.TRTLLM_REFUSES]
+
+
+@pytest.mark.parametrize("method, engine", RENDERABLE)
+@pytest.mark.parametrize("decoupled, max_batch_size", [(None, None), (False, 8), (True, 2)])
+def test_every_rendered_repository_agrees_on_the_policy(tmp_path, method, engine, decoupled, max_batch_size):
+    """config.pbtxt carries model.yaml's decoupled and max_batch_size, and validate finds nothing to report."""
+    from specdec_guide.validate.runner import validate_paths
+
+    (tmp_path / "target").mkdir()
+    (tmp_path / "target/config.json").write_text("{}")
+    (tmp_path / "draft").mkdir()
+    (tmp_path / "draft/config.json").write_text("{}")
+    kw = {"draft_model": str(tmp_path / "draft")} if method in templates.NEEDS_DRAFT_MODEL else {}
+    if method in templates.NEEDS_DRAFTER:
+        kw["drafter"] = "my_pkg.drafters:MyDrafter"
+    if engine == "trtllm":
+        kw["trtllm_model_dir"] = _fake_container(tmp_path)
+    out = templates.render(method, str(tmp_path / "target"), tmp_path / "repo", engine=engine,
+                           decoupled=decoupled, max_batch_size=max_batch_size, **kw)
+    cfg = _parse_pbtxt(out / "config.pbtxt")
+    tc = yaml.safe_load((out / "1/model.yaml").read_text())["triton_config"]
+    assert cfg.max_batch_size == tc["max_batch_size"] == (0 if max_batch_size is None else max_batch_size)
+    assert cfg.model_transaction_policy.decoupled is tc["decoupled"] is (True if decoupled is None else decoupled)
+    report = validate_paths([out / "config.pbtxt"], root=ROOT, is_verified=lambda p: True)
+    assert report.ok, [str(d) for d in report.diagnostics]
+
+
+@pytest.mark.parametrize("field, old, new", [("decoupled", "decoupled: true", "decoupled: false"),
+                                             ("decoupled", "decoupled: true", ""),
+                                             ("max_batch_size", "max_batch_size: 0", "max_batch_size: 4")])
+def test_validate_flags_a_repository_whose_files_disagree(tmp_path, field, old, new):
+    from specdec_guide.validate.runner import validate_paths
+
+    out = _render(tmp_path, "baseline", engine="trtllm", trtllm_model_dir=_fake_container(tmp_path))
+    text = (out / "config.pbtxt").read_text()
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == old)
+    (out / "config.pbtxt").write_text(text.replace(old, new))
+    report = validate_paths([out / "config.pbtxt"], root=ROOT, is_verified=lambda p: True)
+    assert len(report.diagnostics) == 1, [str(d) for d in report.diagnostics]
+    d = report.diagnostics[0]
+    msg = str(d)
+    assert "config.pbtxt" in msg and "launch_triton_server.py" in msg and "--disable-auto-complete-config" in msg
+    assert field in msg
+    if new:  # an explicit value that disagrees is reported on its own line
+        assert d.line == line
+
+
+def test_render_trtllm_refuses_a_hub_id_as_the_draft_where_the_release_does_not_download_it(tmp_path):
+    """Driven by the behaviour record of the container's release (hub_id_as_speculative_model)."""
+    from specdec_guide import behaviour
+
+    assert behaviour.load(templates.TRACK).value("hub_id_as_speculative_model") is False
+    with pytest.raises(UserError) as err:
+        _render(tmp_path, "eagle3", engine="trtllm", draft_model="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                trtllm_model_dir=_fake_container(tmp_path))
+    assert "snapshot_download('yuhuili/EAGLE3-LLaMA3.1-Instruct-8B'" in str(err.value)
+    assert "\n" not in str(err.value) and not (tmp_path / "repo").exists()
 
 
 @pytest.mark.parametrize(
@@ -215,15 +289,13 @@ def test_force_does_not_follow_a_symlinked_model_folder(tmp_path):
 
 
 def test_render_trtllm_copies_the_container_files(tmp_path):
-    fake = tmp_path / "container_llmapi_1"
-    fake.mkdir()
-    for name in ("model.py", "helpers.py"):
-        (fake / name).write_text(f"# stand-in for the container's {name}\n")
-    out = _render(tmp_path, "eagle3", engine="trtllm", draft_model="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
-                  trtllm_model_dir=fake)
+    head = tmp_path / "heads/EAGLE3-LLaMA3.1-Instruct-8B"
+    head.mkdir(parents=True)
+    out = _render(tmp_path, "eagle3", engine="trtllm", draft_model=str(head),
+                  trtllm_model_dir=_fake_container(tmp_path))
     assert sorted(p.name for p in (out / "1").iterdir()) == ["helpers.py", "model.py", "model.yaml"]
     spec = yaml.safe_load((out / "1/model.yaml").read_text())["speculative_config"]
-    assert spec["speculative_model_dir"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    assert spec["speculative_model_dir"] == str(head)
 
 
 def test_render_trtllm_without_container_says_what_to_copy(tmp_path, capsys):

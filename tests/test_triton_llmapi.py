@@ -406,17 +406,30 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_mode
     assert not [f for f in Path("/dev/shm").iterdir() if any(f.name.startswith(f"specdec{pid}x") for pid in tree)]
 
 
-def test_launch_script_flag_ignores_triton_config(tmp_path, tiny_models):
-    """TRT-LLM's launch_triton_server.py passes --disable-auto-complete-config; then model.yaml's
-    triton_config (decoupled: true) never reaches Triton and streaming is refused."""
+def test_rendered_repositories_stream_behind_the_launch_script_flag(tmp_path, tiny_models):
+    """TRT-LLM's launch_triton_server.py passes --disable-auto-complete-config, so Triton reads only
+    config.pbtxt. A rendered repository carries model.yaml's policy there too and streams; a copy with
+    the policy removed from config.pbtxt runs non-decoupled (streaming refused), and validate says so."""
+    from specdec_guide.validate.runner import validate_paths
+
     target, _ = tiny_models
     templates.render("baseline", model=str(target), out=tmp_path / "repo")
+    broken = templates.render("baseline", model=str(target), out=tmp_path / "repo", name="no_policy", force=True)
+    text = (broken / "config.pbtxt").read_text()
+    (broken / "config.pbtxt").write_text(text.replace("model_transaction_policy {\n  decoupled: true\n}\n", ""))
+    report = validate_paths([broken / "config.pbtxt"], root=tmp_path, is_verified=lambda p: True)
+    assert [d.message for d in report.diagnostics if "launch_triton_server.py" in d.message], report.diagnostics
     with TritonServer(tmp_path / "repo", timeout=120, extra_args=("--disable-auto-complete-config",),
                       env={"SPECDEC_ENGINE_THREADS": "1"}) as srv:
-        with urllib.request.urlopen(f"{srv.http_url}/v2/models/tensorrt_llm/config", timeout=30) as r:
-            config = json.loads(r.read())
-        assert not config.get("model_transaction_policy", {}).get("decoupled", False)
+        for name, decoupled in (("tensorrt_llm", True), ("no_policy", False)):
+            with urllib.request.urlopen(f"{srv.http_url}/v2/models/{name}/config", timeout=30) as r:
+                config = json.loads(r.read())
+            assert bool(config.get("model_transaction_policy", {}).get("decoupled", False)) is decoupled, name
         status, text = _post(f"{srv.http_url}/v2/models/tensorrt_llm/generate_stream",
                              {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-        assert status == 400 and "Streaming is only supported in decoupled mode" in text
-        assert generate(srv, "tensorrt_llm", PROMPTS[0])["text_output"]
+        assert status == 200 and text.count("data:") >= 1, (status, text)
+        status, text = _post(f"{srv.http_url}/v2/models/no_policy/generate_stream",
+                             {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
+        # Refused (the stand-in follows the policy Triton runs); the exact error is the stand-in's to word.
+        assert status != 200 or "error" in text.lower(), (status, text)
+        assert generate(srv, "no_policy", PROMPTS[0])["text_output"]

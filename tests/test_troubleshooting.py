@@ -108,24 +108,27 @@ def test_every_reproduction_has_its_output_and_a_test():
 def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(tmp_path, tiny_models):
     """launch_triton_server.py passes --disable-auto-complete-config to tritonserver, so the
     llmapi model's auto_complete_config never copies triton_config.decoupled from model.yaml.
-    Served that way, the template as rendered refuses to stream; with the policy appended to
-    config.pbtxt (what the GPU notebooks do) it streams."""
+    A config.pbtxt without the policy (as upstream's llmapi folder ships it) refuses to stream
+    when served that way; the guide's templates write the policy into config.pbtxt, and a
+    repository rendered from them streams."""
     target, _ = tiny_models
     repo = tmp_path / "repo"
     templates.render("baseline", model=str(target), out=repo, force=True)
     templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
-    config = repo / "with_policy" / "config.pbtxt"
-    config.write_text(config.read_text() + "\nmodel_transaction_policy {\n  decoupled: true\n}\n")
+    config = repo / "tensorrt_llm" / "config.pbtxt"
+    policy = "model_transaction_policy {\n  decoupled: true\n}\n"
+    assert policy in (repo / "with_policy" / "config.pbtxt").read_text()
+    config.write_text(config.read_text().replace(policy, ""))  # the upstream shape: no policy here
     srv = TritonServer(repo, timeout=180, extra_args=("--disable-auto-complete-config",),
                        env={"SPECDEC_ENGINE_THREADS": "1"})
     try:
         srv.start()
-        as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+        without_policy = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
                            TRITON_MODEL="tensorrt_llm")
         fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
                      TRITON_MODEL="with_policy")
     finally:
         srv.stop()
-    assert as_rendered == (OUT / "stream_not_decoupled.txt").read_text()
+    assert without_policy == (OUT / "stream_not_decoupled.txt").read_text()
     events = [line for line in fixed.splitlines() if line.startswith("data: ")]
     assert len(events) > 1 and all('"text_output"' in e for e in events), fixed

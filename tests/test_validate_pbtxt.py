@@ -68,7 +68,7 @@ def test_unknown_input_missing_required_and_batch_size(tmp_path):
                        "model: /m\ntriton_config:\n  max_batch_size: 4\n")
     report = validate_paths([cfg], root=tmp_path, registry=Registry(FIX / "schemas"), is_verified=lambda p: True)
     got = [str(d) for d in report.diagnostics]
-    assert any(g.startswith("tensorrt_llm/config.pbtxt:3:17: max_batch_size is 8") for g in got), got
+    assert any(g.startswith("tensorrt_llm/config.pbtxt:3:17: config.pbtxt says max_batch_size: 8") for g in got), got
     assert any(g.startswith("tensorrt_llm/config.pbtxt:4:1: required input 'text_input'") for g in got), got
     assert any(g.startswith("tensorrt_llm/config.pbtxt:6:11: input 'max_tokens' is not one the llmapi model.py")
                for g in got), got

@@ -86,6 +86,42 @@ def _fill_model_yaml(text: str, values: dict[str, str], max_batch_size: int | No
     return text
 
 
+def _fill_config(config: str, triton_config: dict) -> str:
+    """Write model.yaml's triton_config.{decoupled,max_batch_size} into config.pbtxt as well.
+
+    The container's launch_triton_server.py starts Triton with --disable-auto-complete-config, so
+    behind it Triton reads only config.pbtxt; with auto-complete on, model.py copies triton_config and
+    Triton refuses a config.pbtxt whose policy differs. Equal values in both files work either way.
+    """
+    decoupled = bool(triton_config.get("decoupled", False))
+    mbs = int(triton_config.get("max_batch_size", 0) or 0)
+    config, n = re.subn(r"(?m)^(\s+decoupled:)\s*\w+", rf"\g<1> {'true' if decoupled else 'false'}", config)
+    if n != 1:
+        raise UserError("template config.pbtxt has no model_transaction_policy { decoupled: ... } line to set")
+    config, n = re.subn(r"(?m)^(max_batch_size:)\s*\d+", rf"\g<1> {mbs}", config)
+    if n != 1:
+        raise UserError("template config.pbtxt has no max_batch_size line to set")
+    return config
+
+
+def _check_draft_hub_id(draft_model: str) -> None:
+    """--engine trtllm: refuse a hub id as the draft or head where the container's release reads only folders.
+
+    Driven by the release's behaviour record (fact hub_id_as_speculative_model), not by a version test.
+    """
+    from specdec_guide import behaviour
+    from specdec_guide.validate.behaviour_rules import looks_like_hub_id
+
+    if Path(draft_model).expanduser().exists() or not looks_like_hub_id(draft_model):
+        return
+    fact = behaviour.load(TRACK).facts.get("hub_id_as_speculative_model")
+    if fact is not None and fact.value is False:
+        raise UserError(f"--draft-model {draft_model}: a Hugging Face hub id, but TensorRT-LLM {TRACK} (the "
+                        f"container's release) reads the draft model / EAGLE-3 head only from a local folder: download "
+                        f"it first (huggingface_hub.snapshot_download('{draft_model}', local_dir=...)) and pass that "
+                        f"directory")
+
+
 def _leftover_markers(node, path="") -> list[str]:
     if isinstance(node, dict):
         return [m for k, v in node.items() for m in _leftover_markers(v, f"{path}.{k}" if path else str(k))]
@@ -207,6 +243,8 @@ def render(
         drafter = f"{drafter_file.name}:{drafter.split(':')[1]}"
     if max_batch_size is not None and max_batch_size < 0:
         raise UserError("--max-batch-size must be >= 0")
+    if draft_model and engine == "trtllm":
+        _check_draft_hub_id(draft_model)
     notes = [check_model_path("--model", model, engine)]
     if draft_model:
         notes.append(check_model_path("--draft-model", draft_model, engine))
@@ -228,7 +266,7 @@ def render(
     left = _leftover_markers(yaml.safe_load(text))
     if left:
         raise UserError(f"template {method} still has unfilled markers: {'; '.join(left)}")
-    config = (src / "config.pbtxt").read_text()
+    config = _fill_config((src / "config.pbtxt").read_text(), yaml.safe_load(text).get("triton_config") or {})
     if name != DEFAULT_NAME:
         config, n = re.subn(r'(?m)^name:\s*"[^"]*"', f'name: "{name}"', config, count=1)
         assert n == 1, "template config.pbtxt has no name line"
@@ -294,18 +332,20 @@ def register(subparsers) -> None:
     p.add_argument("--method", required=True, choices=METHODS)
     p.add_argument("--model", help="target model: HF name or local checkpoint dir (--engine cpu default: "
                    "SmolLM2-135M-Instruct from `specdec-guide models fetch`, fetched if needed)")
-    p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3); --engine cpu "
-                   "without --model defaults it to `specdec-guide models draft`")
+    p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3): a local directory "
+                   f"(--engine trtllm: TensorRT-LLM {TRACK} in the container does not download hub ids here); --engine "
+                   "cpu without --model defaults it to `specdec-guide models draft`")
     p.add_argument("--drafter", help="user_provided, CPU engine: drafter class as module:Class, or "
                    "file.py:Class (the file is copied into the model folder)")
     p.add_argument("--engine", choices=ENGINES, default="cpu",
                    help="cpu: our reference engine's model.py; trtllm: the container's llmapi model.py")
     p.add_argument("--out", required=True, help="model repository folder (the model goes to OUT/NAME)")
     p.add_argument("--name", default=DEFAULT_NAME, help="model name (default tensorrt_llm, as the guide's URLs use)")
-    p.add_argument("--max-batch-size", type=int, help="triton_config.max_batch_size (template: 0)")
+    p.add_argument("--max-batch-size", type=int, help="max_batch_size, written to both config.pbtxt and "
+                   "triton_config (template: 0)")
     p.add_argument("--decoupled", type=_bool, metavar="true|false",
-                   help="triton_config.decoupled (template: true). Streaming needs true; tritonclient's "
-                   "unary infer() (HTTP or gRPC) needs false")
+                   help="decoupled policy, written to both config.pbtxt and triton_config (template: true). "
+                   "Streaming needs true; tritonclient's unary infer() (HTTP or gRPC) needs false")
     p.add_argument("--force", action="store_true", help="OUT may be non-empty; OUT/NAME is replaced, nothing else")
     p.add_argument("--trtllm-model-dir", help="--engine trtllm: folder with the llmapi model.py and helpers.py "
                    "(default: the container's /app/all_models/llmapi/tensorrt_llm/1)")

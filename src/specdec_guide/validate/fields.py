@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 
+from specdec_guide.validate.behaviour_rules import hub_id_findings
 from specdec_guide.validate.rules import class_rules, field_rules
 from specdec_guide.validate.schema import Registry, Track
 from specdec_guide.validate.typegrammar import describe, parse_type
@@ -102,7 +103,8 @@ class FieldChecker:
         t = parse_type(spec.get("type"))
         out = self.check_value(t, val, where)
         if not out:
-            out = self._bounds(spec, val, where) + field_rules(self.track, spec, val, where)
+            out = (self._bounds(spec, val, where) + field_rules(self.track, spec, val, where)
+                   + hub_id_findings(self, cls_name, key, name, val, where))
         return out
 
     def _bounds(self, spec: dict, v: PVal, where: str) -> list[Finding]:

@@ -7,7 +7,8 @@ individual fields come from a small tokenizer below, because the protobuf parser
 A config is the llmapi model when its backend is ``python`` and the folder has ``1/model.yaml``:
 then its inputs/outputs must match what that release's model.py reads (the track's
 ``triton.yaml: llmapi_model``) and ``decoupled``/``max_batch_size`` must agree with
-``model.yaml: triton_config``. ``${key}`` placeholders (fill_template.py templates) are
+``model.yaml: triton_config`` and be written here: behind the container's launcher, which turns
+auto-complete off (behaviour fact ``launcher_disables_auto_complete``), Triton reads only this file. ``${key}`` placeholders (fill_template.py templates) are
 substituted before parsing and their keys checked against the recorded template keys.
 """
 
@@ -188,7 +189,7 @@ def _check_llmapi(config, tree: Node, path: Path, track: Track, registry, placeh
     out.extend(_check_tensors("input", tree, spec.get("inputs") or [], track, registry))
     if spec.get("outputs"):
         out.extend(_check_tensors("output", tree, spec["outputs"], track, registry))
-    out.extend(_check_agreement(config, tree, path, placeholders))
+    out.extend(_check_agreement(config, tree, path, placeholders, track))
     return out
 
 
@@ -235,7 +236,38 @@ def _check_tensors(kind: str, tree: Node, recorded: list, track: Track, registry
     return out
 
 
-def _check_agreement(config, tree: Node, path: Path, placeholders) -> list:
+def launcher_disables_auto_complete(track: Track) -> tuple[bool, str]:
+    """Whether the track's container launcher turns auto-complete off, and where that is recorded.
+
+    The fact ``launcher_disables_auto_complete`` of the behaviour record decides. A record without it
+    falls back to triton.yaml's description of launch_triton_server.py, which says the script always
+    passes --disable-auto-complete-config (unconfirmed there): the safe reading, because a
+    config.pbtxt that carries the policy itself works either way.
+    """
+    try:
+        fact = track.behaviour.facts.get("launcher_disables_auto_complete")
+    except Exception:  # a broken record is reported by its own loader; keep the safe reading here
+        fact = None
+    if fact is not None:
+        return fact.value is not False, f"behaviour launcher_disables_auto_complete: {str(fact.value).lower()}, {fact.confidence}"
+    return True, "triton.yaml launch_triton_server, unconfirmed"
+
+
+def _launcher_note(track: Track) -> str:
+    launcher = str((track.triton.get("launch_triton_server") or {}).get("path") or "launch_triton_server.py")
+    _, where = launcher_disables_auto_complete(track)
+    return (f"the container's {launcher} starts Triton with --disable-auto-complete-config ({where}), so Triton "
+            f"reads only config.pbtxt and model.py never applies 1/model.yaml's triton_config")
+
+
+def _check_agreement(config, tree: Node, path: Path, placeholders, track: Track | None = None) -> list:
+    """config.pbtxt and 1/model.yaml's triton_config must say the same decoupled / max_batch_size.
+
+    With auto-complete on, model.py copies triton_config into the config, and an explicit value here that
+    differs makes Triton refuse the model. Behind the container's launcher auto-complete is off and only
+    this file counts: a policy left out here means "not decoupled" whatever model.yaml says. A repository
+    that writes both values in both files works either way.
+    """
     try:
         data = yaml.safe_load((path.parent / "1" / "model.yaml").read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
@@ -244,20 +276,33 @@ def _check_agreement(config, tree: Node, path: Path, placeholders) -> list:
     if not isinstance(tc, dict):
         return []
     placeholder_lines = {ln for _, ln, _ in placeholders}
+    off = launcher_disables_auto_complete(track)[0] if track is not None else True
+    why = _launcher_note(track) if track is not None else "Triton reads only config.pbtxt when auto-complete is off"
+    anchor = tree.first("name") or tree.first("backend")
+    aline, acol = (anchor.line, anchor.col) if anchor else (1, 1)
     out = []
     mtp = tree.first("model_transaction_policy")
     dnode = mtp.first("decoupled") if mtp else None
-    # model.py's auto_complete_config copies triton_config into the config; only a value this
-    # file sets explicitly can contradict it (Triton then refuses to load the model).
-    if isinstance(tc.get("decoupled"), bool) and dnode is not None and dnode.vline not in placeholder_lines:
+    want = tc.get("decoupled")
+    if isinstance(want, bool) and not (dnode is not None and dnode.vline in placeholder_lines):
         mine = config.model_transaction_policy.decoupled
-        if mine != tc["decoupled"]:
-            out.append((dnode.vline, dnode.vcol, f"decoupled is {str(mine).lower()} here but 1/model.yaml triton_config."
-                                   f"decoupled is {str(tc['decoupled']).lower()}; they must agree "
-                                   f"(streaming needs both true)"))
+        if dnode is not None and mine != want:
+            out.append((dnode.vline, dnode.vcol, f"config.pbtxt says decoupled: {str(mine).lower()} but 1/model.yaml "
+                                                 f"triton_config.decoupled is {str(want).lower()}; they must agree: "
+                                                 f"{why} (streaming needs both true)"))
+        elif dnode is None and want and off:
+            line, col = (mtp.line, mtp.col) if mtp else (aline, acol)
+            out.append((line, col, f"config.pbtxt sets no model_transaction_policy {{ decoupled: true }} while 1/model.yaml "
+                                   f"triton_config.decoupled is true: {why}; the model then runs non-decoupled and "
+                                   f"streaming fails; add model_transaction_policy {{ decoupled: true }} to config.pbtxt"))
     mbs = tree.first("max_batch_size")
-    if isinstance(tc.get("max_batch_size"), int) and mbs is not None and mbs.vline not in placeholder_lines:
-        if config.max_batch_size != tc["max_batch_size"]:
-            out.append((mbs.vline, mbs.vcol, f"max_batch_size is {config.max_batch_size} here but 1/model.yaml "
-                                   f"triton_config.max_batch_size is {tc['max_batch_size']}; they must agree"))
+    want_mbs = tc.get("max_batch_size")
+    if isinstance(want_mbs, int) and not isinstance(want_mbs, bool) and not (mbs is not None and mbs.vline in placeholder_lines):
+        if mbs is not None and config.max_batch_size != want_mbs:
+            out.append((mbs.vline, mbs.vcol, f"config.pbtxt says max_batch_size: {config.max_batch_size} but 1/model.yaml "
+                                             f"triton_config.max_batch_size is {want_mbs}; they must agree: {why}"))
+        elif mbs is None and want_mbs != 0 and off:
+            out.append((aline, acol, f"config.pbtxt sets no max_batch_size (0) while 1/model.yaml "
+                                     f"triton_config.max_batch_size is {want_mbs}: {why}; add max_batch_size: "
+                                     f"{want_mbs} to config.pbtxt"))
     return out

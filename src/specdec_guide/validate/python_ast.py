@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
+from specdec_guide.validate.behaviour_rules import counter_assert_findings
 from specdec_guide.validate.fields import FieldChecker
 from specdec_guide.validate.schema import Registry, Track
 from specdec_guide.validate.values import PVal, from_ast
@@ -121,6 +122,8 @@ def check(text: str, track: Track, registry: Registry | None, notebook: bool = F
                                 f"'{alias.name}' cannot be imported from {mod} in TRT-LLM {track.id}{hint}"))
                 bound[alias.asname or alias.name] = ("name", mod, alias.name)
     checker = FieldChecker(track, registry, yaml_mode=False)
+    if refs:  # a file that uses TensorRT-LLM: what its release does with the counters applies
+        out.extend(counter_assert_findings(tree, track, source))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             out.extend(_check_call(node, bound, snap, checker, track))

@@ -120,6 +120,16 @@ def pick_track(text: str, path: Path, registry: Registry, override: str | None):
 def check_file(path: Path, kind: str, text: str, track: Track | None, registry: Registry, root: Path,
                is_verified: Callable[[Path], bool], env: dict | None = None) -> FileResult:
     """Run one checker on one file's text."""
+    from specdec_guide.validate.behaviour_rules import local_bases
+
+    # A relative value such as `drafts/eagle3` is a local folder when it exists next to the file or in
+    # the checkout, not a hub id (behaviour_rules.looks_like_hub_id).
+    with local_bases(path.parent, root):
+        return _check_file(path, kind, text, track, registry, root, is_verified, env)
+
+
+def _check_file(path: Path, kind: str, text: str, track: Track | None, registry: Registry, root: Path,
+                is_verified: Callable[[Path], bool], env: dict | None = None) -> FileResult:
     from specdec_guide.validate import llm_yaml, pages, pbtxt, python_ast, shell
 
     res = FileResult(path, kind, track)

@@ -91,6 +91,15 @@ class Track:
     def interfaces(self) -> dict:
         return self.llm_api.get("interfaces") or {}
 
+    @property
+    def behaviour(self):
+        """The track's behaviour record (``behaviour/*.yaml``): what the release does, by fact id."""
+        if "behaviour" not in self._parts:
+            from specdec_guide.behaviour import load_folder
+
+            self._parts["behaviour"] = load_folder(self.folder / "behaviour", self.id)
+        return self._parts["behaviour"]
+
     def decoding_spellings(self, union: str = "SpeculativeConfig") -> dict[str, str]:
         """spelling -> member class name, for the union's discriminator."""
         spec = self.unions().get(union) or {}
