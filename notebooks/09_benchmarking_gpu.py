@@ -128,7 +128,7 @@ speculative_config:
 #
 # Two model repositories rendered from the guide's templates with the container's own
 # `model.py` (`--engine trtllm`). The baseline is the same server **restarted without
-# `speculative_config`**; each server is stopped before the next one starts. AIPerf streams
+# `speculative_config`**; each server stops before the next one starts. AIPerf streams
 # (the plugin sends `"streaming": true`), which needs a decoupled model: the container's
 # launcher starts `tritonserver` with `--disable-auto-complete-config`, so `model.yaml`'s
 # `triton_config.decoupled` never reaches Triton, and the policy must be in `config.pbtxt`
