@@ -268,7 +268,8 @@ per_request_counters("Draft/Target behind Triton", triton["total_draft_tokens"],
 # ## 5. On TensorRT-LLM 1.2.1
 #
 # TensorRT-LLM 1.2.1 (Triton 26.04 and later containers) renames the draft path to
-# `speculative_model` and keeps `speculative_model_dir` as an alias. The YAML value stays
+# `speculative_model` and keeps `speculative_model_dir` as an alias, and it downloads a hub id
+# given there (the same PR #10099), so the YAML below names the draft by hub id. The YAML value stays
 # `DraftTarget`: the dispatcher in 1.2.1's `llm_args.py` knows `MTP`, `Medusa`, `Eagle`,
 # `Lookahead`, `NGram`, `DraftTarget`, `SaveState`, `UserProvided` and `AUTO`, and nothing
 # else. This cell is checked against the 1.2.1 snapshot; it writes the guide's

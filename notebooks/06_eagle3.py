@@ -53,7 +53,10 @@
 # release branch was cut), and the API reference of 1.3.0rc27, 1.4.0rc1 and 1.4.0rc4 has an
 # `Eagle3DecodingConfig` without `eagle3_one_model`. No final release after 1.2.1 exists yet,
 # so no stable release has dropped two-model EAGLE-3; the first one to do so will be the first
-# final release from that line (1.3.0 was never published as final).
+# final release from that line (1.3.0 was never published as final). Since then main has gone
+# further: PR #17366 (2026-08) sends two-model requests down the one-model path, and PR #18721
+# (2026-09) removes the two-model path, so there an explicit `eagle3_one_model=False` raises a
+# `ValueError`. The two-model cells below are for 1.1.0 and 1.2.1 only.
 #
 # > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
 # > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;

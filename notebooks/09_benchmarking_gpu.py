@@ -197,7 +197,11 @@ for method in ("baseline", "ngram"):
 #   nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
 #     --host 127.0.0.1 --port 8000 $extra > "serve_$method.log" 2>&1 &
 #   pid=$!
-#   until curl -sf http://127.0.0.1:8000/v1/models > /dev/null; do sleep 5; done
+#   trap 'kill "$pid" 2> /dev/null' EXIT  # the server goes down with the cell, whatever fails
+#   # Ready within 30 minutes (a first download included), or stop with the log's tail.
+#   for _ in $(seq 360); do curl -sf http://127.0.0.1:8000/v1/models > /dev/null && break
+#     kill -0 "$pid" 2> /dev/null || break; sleep 5; done
+#   curl -sf http://127.0.0.1:8000/v1/models > /dev/null || { tail -20 "serve_$method.log"; exit 1; }
 #   "$GUIDE/.venv-aiperf/bin/aiperf" profile --model meta-llama/Llama-3.1-8B-Instruct \
 #     --url http://127.0.0.1:8000 --endpoint-type completions --streaming \
 #     --input-file prompts.jsonl --custom-dataset-type single_turn --tokenizer tokenizer \
