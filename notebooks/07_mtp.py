@@ -31,7 +31,8 @@
 #
 # **Hardware.** No model that TensorRT-LLM 1.1.0 runs with MTP fits one H100. DeepSeek-R1 has
 # 671 billion parameters; even in FP8 (about one byte each) the weights alone exceed eight
-# 80 GB H100s (640 GB). TensorRT-LLM 1.1.0's deployment recipe for DeepSeek-R1-0528 runs it on
+# 80 GB H100s (640 GB). TensorRT-LLM's deployment recipe for DeepSeek-R1-0528 (read in its 1.0.0 and
+# 1.2.0rc2 versions, which agree; the 1.1.0 page itself was not read) runs it on
 # eight Hopper or Blackwell GPUs with tensor and expert parallelism 8 (`--tp_size 8
 # --ep_size 8`); with 141 GB per GPU, eight H200s hold the FP8 checkpoint
 # `deepseek-ai/DeepSeek-R1-0528`, and the NVFP4 checkpoint `nvidia/DeepSeek-R1-0528-FP4` is for
@@ -123,7 +124,7 @@ per_request_counters("MTP (LLM API)", metrics.total_draft_tokens, metrics.total_
 # %% [markdown]
 # ## 2. `trtllm-serve` and an OpenAI client
 #
-# The YAML follows TensorRT-LLM 1.1.0's DeepSeek-R1 recipe for the speculative part; the
+# The YAML follows TensorRT-LLM's DeepSeek-R1 recipe (as read above) for the speculative part; the
 # parallelism goes on the command line. The cell writes exactly the guide's
 # `snippets/notebooks/07_mtp/mtp_deepseek_r1.yaml`.
 
