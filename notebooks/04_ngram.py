@@ -247,10 +247,13 @@ per_request_counters("NGram behind Triton", triton["total_draft_tokens"], triton
 # %% [markdown]
 # Streaming: `/generate_stream` answers with server-sent events. It needs a decoupled model,
 # stated in `config.pbtxt` (the cell after `repo render` made sure of it; behind the launcher
-# `model.yaml`'s `triton_config.decoupled` alone is not enough), and `"streaming": true`. Whether
-# the container's `model.py` sends one event per step or the whole answer in one event depends
-# on its version (TensorRT-LLM PR #14079 fixed a call that passed `streaming` into
-# `generate_async`'s `lora_request` slot); count the `data:` lines to see which this one does.
+# `model.yaml`'s `triton_config.decoupled` alone is not enough), and `"streaming": true`. Expect
+# **one** event holding the whole answer on this release, not one per step: the llmapi `model.py`
+# (read at TensorRT-LLM commit `b35ac1b6`, a 1.2.0rc2-era main commit) passes `streaming` as the
+# third positional argument of `generate_async`, which in 1.1.0's `llm.py` is `lora_request`, so
+# the LLM is never asked to stream (TensorRT-LLM PR #14079, on main after 1.2.1, passes it by
+# keyword). Not confirmed at the release/1.1 file the container copies: count the `data:` lines
+# to see which this one does.
 
 # %% language="bash"
 # curl -sS --fail-with-body -N -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream \

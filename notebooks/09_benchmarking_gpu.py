@@ -134,10 +134,11 @@ speculative_config:
 # `triton_config.decoupled` never reaches Triton, and the policy must be in `config.pbtxt`
 # (added below where the render did not write it). Whether the stream then carries one event
 # per step depends on the container's `model.py`: before TensorRT-LLM PR #14079 (merged on
-# main in 2026-05, after 1.2.1) the llmapi model passed `streaming` positionally into
-# `generate_async`'s `lora_request` slot, so a "stream" may arrive as one event with the whole
-# answer; then AIPerf's TTFT equals the request latency and ITL says nothing. The first cell of
-# section 1 prints the event count of one request so that you can tell.
+# main in 2026-05, after 1.2.1) the llmapi model passed `streaming` as the third positional
+# argument of `generate_async`, which in 1.1.0's `llm.py` is `lora_request` (read at a
+# 1.2.0rc2-era commit of `model.py`, not at the release/1.1 file), so expect a "stream" of one
+# event with the whole answer; then AIPerf's TTFT equals the request latency and ITL says
+# nothing. `triton_run` prints the event count of one streamed request so that you can tell.
 
 # %% language="bash"
 # cd bench_gpu
