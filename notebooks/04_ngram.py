@@ -217,7 +217,7 @@ wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
 # %% [markdown]
 # One request with curl. Only keys named like the model's inputs reach it, hence
 # `sampling_param_max_tokens`; `sampling_param_return_perf_metrics` adds the draft counters
-# (sent as strings).
+# (sent as strings; on 1.1.0 with TorchSampler they read zero, TensorRT-LLM PR #17082).
 
 # %% language="bash"
 # curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \

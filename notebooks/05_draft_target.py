@@ -35,7 +35,8 @@
 # upstream's examples set `disable_overlap_scheduler` explicitly, and so does this notebook.
 #
 # 1. A quick run on the container's default small model, TinyLlama-1.1B-Chat, drafting for
-#    itself: every draft token is accepted, so it proves the wiring, not a speed-up.
+#    itself: nearly every draft token should be accepted (the draft is the target; only rounding
+#    in a multi-token pass can part them), so it proves the wiring, not a speed-up.
 # 2. A real pair: Llama-3.1-8B-Instruct with Llama-3.2-1B-Instruct as the draft (both use the
 #    Llama 3 tokenizer; both are gated on Hugging Face, so set `HF_TOKEN`).
 # 3. The same configuration for `trtllm-serve` and an OpenAI client.
