@@ -111,8 +111,9 @@ print(small_baseline.text)
 # measured as output tokens per target iteration from `llm.get_stats()`
 # (`enable_iter_perf_stats`): the per-request counters read zero on 1.1.0 with TorchSampler
 # (TensorRT-LLM PR #17082), so they are printed, not relied on. The output is compared by
-# reporting where it first parts from the baseline; only a difference in the first 10 tokens
-# fails (what upstream's tests compare, with the same settings).
+# reporting where it first parts from the baseline, without failing on it: upstream's own
+# Draft/Target test prints both texts and leaves its equality assertion commented out (its NGram
+# and EAGLE-3 tests do assert 10-32 identical tokens).
 
 # %%
 from tensorrt_llm import LLM
@@ -125,7 +126,7 @@ try:
     small_stats = llm.get_stats(timeout=2)
 finally:
     llm.shutdown()
-report_greedy("Draft/Target, TinyLlama drafting itself", small_baseline.token_ids, small_spec.token_ids, exact_prefix=10)
+report_greedy("Draft/Target, TinyLlama drafting itself", small_baseline.token_ids, small_spec.token_ids)
 check_accepted("Draft/Target, TinyLlama drafting itself", acceptance_from_stats(small_stats, len(small_spec.token_ids)))
 metrics = small_spec.request_perf_metrics.speculative_decoding
 per_request_counters("Draft/Target (LLM API)", metrics.total_draft_tokens, metrics.total_accepted_draft_tokens)
@@ -153,7 +154,7 @@ finally:
 print(spec.text)
 
 # %%
-report_greedy("Draft/Target, 8B + 1B", baseline.token_ids, spec.token_ids, exact_prefix=10)
+report_greedy("Draft/Target, 8B + 1B", baseline.token_ids, spec.token_ids)
 check_accepted("Draft/Target, 8B + 1B", acceptance_from_stats(stats, len(spec.token_ids)))
 metrics = spec.request_perf_metrics.speculative_decoding
 per_request_counters("Draft/Target, 8B + 1B (LLM API)", metrics.total_draft_tokens, metrics.total_accepted_draft_tokens)

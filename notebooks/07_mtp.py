@@ -114,9 +114,10 @@ finally:
 print(spec.text)
 
 # %%
-# Reports where the MTP output first parts from the baseline; fails only inside the first 10
-# tokens (what upstream's speculative-decoding tests compare, with the same settings).
-report_greedy("MTP", baseline.token_ids, spec.token_ids, exact_prefix=10)
+# Reports where the MTP output first parts from the baseline, without failing on it: the
+# upstream tests this guide read assert identical text for NGram and EAGLE-3 only (10-32 tokens),
+# none for MTP on an eight-GPU DeepSeek-R1.
+report_greedy("MTP", baseline.token_ids, spec.token_ids)
 check_accepted("MTP", acceptance_from_stats(stats, len(spec.token_ids)))
 metrics = spec.request_perf_metrics.speculative_decoding
 per_request_counters("MTP (LLM API)", metrics.total_draft_tokens, metrics.total_accepted_draft_tokens)

@@ -110,7 +110,12 @@ def test_each_notebook_checks_greedy_output_and_acceptance_as_its_release_allows
     asserted above zero; a Triton text is compared by report, never by equality."""
     text = "\n".join(_code_cells(path))
     calls = _checks(text)
-    assert any("exact_prefix=10" in c for c in calls["report_greedy"]), f"{path.name}: no greedy report with the 10-token check"
+    assert calls["report_greedy"], f"{path.name}: the output is not compared with the baseline"
+    # Upstream asserts identical text (10-32 tokens, same settings) for NGram and EAGLE-3 only; its
+    # Draft/Target test leaves the assertion commented out, and no MTP equality test was read.
+    strict = any("exact_prefix=10" in c for c in calls["report_greedy"])
+    assert strict == (path.stem in ("04_ngram", "06_eagle3")), \
+        f"{path.name}: a failing 10-token check belongs exactly to the methods whose upstream tests assert it"
     assert calls["check_accepted"] and all("acceptance_from_stats(" in c for c in calls["check_accepted"]), \
         f"{path.name}: acceptance is not measured from the iteration statistics"
     assert "enable_iter_perf_stats=True" in text and "llm.get_stats(" in text, f"{path.name}: no iteration statistics"
