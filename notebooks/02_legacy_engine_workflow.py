@@ -222,15 +222,20 @@ python3 /app/examples/run.py --engine_dir "$ENGINES/target" --tokenizer_dir "$HF
 # stops on a key that the file does not contain (**[fill]**: the script as read at TensorRT-LLM commit 2a9abd9, not
 # tied to 1.1.0; recorded in the 1.1.0 snapshot, `triton.yaml`). [config] lists each model's keys. A comma inside a value must
 # be escaped (`gpu_device_ids:0\,1`) ([config]). Mandatory keys per model ([config]): ensemble
-# `triton_max_batch_size`, `logits_datatype`; preprocessing / postprocessing `triton_max_batch_size`,
-# `tokenizer_dir`, `*_instance_count`; `tensorrt_llm_bls` `triton_max_batch_size`, `decoupled_mode`,
-# `bls_instance_count`, `logits_datatype`.
+# `triton_max_batch_size`, `logits_datatype`; preprocessing `triton_max_batch_size`, `tokenizer_dir`,
+# `preprocessing_instance_count`, `max_queue_delay_microseconds`, `max_queue_size`; postprocessing
+# `triton_max_batch_size`, `tokenizer_dir`, `postprocessing_instance_count`; `tensorrt_llm` also `max_queue_size`
+# (with `triton_backend`, `decoupled_mode`, `engine_dir`, `batching_strategy`, `max_queue_delay_microseconds`,
+# `encoder_input_features_data_type`, `logits_datatype`); `tensorrt_llm_bls` `triton_max_batch_size`,
+# `decoupled_mode`, `bls_instance_count`, `logits_datatype`. The calls below leave `max_queue_size` (and the
+# preprocessing queue delay) to `fill_template.py`, which fills both with 0 when they are not given ([fill]).
 #
 # Speculative keys of the `tensorrt_llm` model ([config]): `decoding_mode` (`medusa`, `eagle`, `lookahead`,
 # `redrafter` or a sampling mode; TensorRT-LLM overrides it to match a Medusa/EAGLE engine with a warning),
-# `medusa_choices` and `eagle_choices` (the tree, e.g. `{0, 0, 0}, {0, 1}`; default `mc_sim_7b_63`), and
-# `speculative_decoding_fast_logits`. There is **no** key for the method or the draft length: the engine fixed
-# them.
+# `medusa_choices` and `eagle_choices` (the tree, e.g. `{0, 0, 0}, {0, 1}`; default `mc_sim_7b_63`). The template
+# also has a `speculative_decoding_fast_logits` placeholder ([fill]: the 1.1.0 snapshot's template keys, read at a commit
+# not tied to 1.1.0); [config] does not document it, so this notebook leaves it unfilled. There is **no** key for the
+# method or the draft length: the engine fixed them.
 
 # %%
 # %%bash

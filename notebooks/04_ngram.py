@@ -34,10 +34,13 @@
 #    OpenAI-client request,
 # 3. Triton's `llmapi` model repository rendered from this guide's template, started with the
 #    container's `launch_triton_server.py`, queried with curl and tritonclient, streaming
-#    included, with the per-request acceptance counters.
+#    included (with the decoupled policy written into `config.pbtxt`).
 #
-# Assertion cells check that greedy output with NGram is token for token the baseline's and
-# that the target accepted draft tokens.
+# The check cells report where greedy output with NGram first parts from the baseline's (they
+# fail only inside the first 10 tokens, the length upstream's own tests compare), and measure
+# acceptance as output tokens per target iteration from the LLM's iteration statistics: the
+# per-request draft counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM PR #17082),
+# so they are printed, not relied on.
 #
 # > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
 # > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot
@@ -55,6 +58,7 @@ import shutil
 from pathlib import Path
 
 from specdec_guide.background import post_json, stop, wait_ready
+from specdec_guide.gpu_checks import acceptance_from_stats, check_accepted, per_request_counters, report_greedy
 from specdec_guide.templates import templates_root
 
 # The guide's checkout, found from the installed package (make test-gpu installs it editable),
@@ -84,14 +88,15 @@ PROMPT = ("Rewrite this Python function with the variable `count` renamed to `to
 # ## 1. The LLM API
 #
 # First the baseline: plain greedy decoding (no temperature, top-k or top-p set), asking for
-# the per-request performance metrics.
+# the per-request performance metrics. The baseline uses the same LLM settings as the NGram run
+# (overlap scheduler off), so that the two differ only in speculation.
 
 # %%
 from tensorrt_llm import LLM, SamplingParams
 
 params = SamplingParams(max_tokens=MAX_TOKENS, return_perf_metrics=True)
 
-llm = LLM(model=MODEL)
+llm = LLM(model=MODEL, disable_overlap_scheduler=True)
 try:
     baseline = llm.generate([PROMPT], params)[0].outputs[0]
 finally:
@@ -104,6 +109,8 @@ print(baseline.text)
 # the sequence looked up in the pool (1.1.0 declares a default of 0 and then asserts that it
 # is above 0, so it must be set); `is_keep_all`, `is_use_oldest`, `is_public_pool`, how the
 # pool keeps and shares candidates. Upstream's NGram examples turn the overlap scheduler off.
+# `enable_iter_perf_stats` keeps per-iteration statistics, read with `llm.get_stats()` before
+# the LLM shuts down.
 
 # %%
 from tensorrt_llm import LLM
@@ -111,24 +118,30 @@ from tensorrt_llm.llmapi import NGramDecodingConfig
 
 ngram = NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2,
                             is_keep_all=True, is_use_oldest=True, is_public_pool=True)
-llm = LLM(model=MODEL, speculative_config=ngram, disable_overlap_scheduler=True)
+llm = LLM(model=MODEL, speculative_config=ngram, disable_overlap_scheduler=True, enable_iter_perf_stats=True)
 try:
     spec = llm.generate([PROMPT], params)[0].outputs[0]
+    stats = llm.get_stats(timeout=2)
 finally:
     llm.shutdown()
 print(spec.text)
 
 # %% [markdown]
-# Greedy speculative decoding keeps only draft tokens that the target itself would have
-# chosen, so the tokens must be the baseline's. The acceptance counters come with the output
-# because the request asked for perf metrics.
+# Greedy speculative decoding keeps only draft tokens that the target itself would have chosen,
+# so in exact arithmetic the tokens are the baseline's; in bf16 a multi-token verification pass
+# can round a near tie the other way. The cell reports the first token where the two part and
+# fails only inside the first 10 (what upstream's tests compare, with the same settings).
+# Acceptance: output tokens per target iteration, from the iteration statistics (above 1.0 means
+# drafts were accepted). The per-request counters are printed as they came back. The field
+# names the measure reads (`inflightBatchingStats.numScheduledRequests`, `specDecodingStats`)
+# were read in TensorRT-LLM's own tests on a later main branch, not at 1.1.0: if this release
+# names them differently, the check fails saying it found no iteration, instead of passing.
 
 # %%
+report_greedy("NGram", baseline.token_ids, spec.token_ids, exact_prefix=10)
+check_accepted("NGram", acceptance_from_stats(stats, len(spec.token_ids)))
 metrics = spec.request_perf_metrics.speculative_decoding
-print(f"drafted {metrics.total_draft_tokens}, accepted {metrics.total_accepted_draft_tokens}, "
-      f"acceptance rate {metrics.acceptance_rate:.2f}")
-assert spec.token_ids == baseline.token_ids, "NGram changed the greedy output"
-assert metrics.total_accepted_draft_tokens > 0, "no draft token was accepted"
+per_request_counters("NGram (LLM API)", metrics.total_draft_tokens, metrics.total_accepted_draft_tokens)
 
 # %% [markdown]
 # ## 2. `trtllm-serve` and an OpenAI client
@@ -184,8 +197,11 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 #   --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 --out repo_ngram --force
 # cat repo_ngram/tensorrt_llm/1/model.yaml
 # # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
-# # triton_config.decoupled of model.yaml never reaches Triton: state the policy in config.pbtxt too.
-# printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_ngram/tensorrt_llm/config.pbtxt
+# # triton_config.decoupled of model.yaml never reaches Triton: config.pbtxt must state the policy
+# # too. Newer renders write it; add it only where no line starts with it (a second block fails to parse).
+# grep -q '^model_transaction_policy' repo_ngram/tensorrt_llm/config.pbtxt || \
+#   printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_ngram/tensorrt_llm/config.pbtxt
+# grep -A2 '^model_transaction_policy' repo_ngram/tensorrt_llm/config.pbtxt
 
 # %% [markdown]
 # The container's launcher starts `tritonserver` in the background and returns: HTTP on 8000,
@@ -201,7 +217,7 @@ wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
 # %% [markdown]
 # One request with curl. Only keys named like the model's inputs reach it, hence
 # `sampling_param_max_tokens`; `sampling_param_return_perf_metrics` adds the draft counters
-# (sent as strings).
+# (sent as strings; on 1.1.0 with TorchSampler they read zero, TensorRT-LLM PR #17082).
 
 # %% language="bash"
 # curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \
@@ -212,8 +228,10 @@ wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
 #        "sampling_param_return_perf_metrics": true}'
 
 # %% [markdown]
-# The notebook's prompt through Triton: the text must be the LLM API's, and the target must
-# have accepted drafts.
+# The notebook's prompt through Triton. The server runs the same speculative settings but not
+# the same LLM (other defaults, no iteration statistics), so the text is compared by reporting
+# where it parts from the LLM API's, and the per-request counters are printed as they came back
+# (zero on 1.1.0 with TorchSampler, TensorRT-LLM PR #17082).
 
 # %%
 triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
@@ -223,12 +241,19 @@ triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
     "sampling_param_return_perf_metrics": True,
 })
 print({k: triton[k] for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
-assert triton["text_output"] == spec.text, "Triton's greedy text differs from the LLM API's"
-assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accepted behind Triton"
+report_greedy("NGram behind Triton", spec.text, triton["text_output"], unit="character")
+per_request_counters("NGram behind Triton", triton["total_draft_tokens"], triton["total_accepted_draft_tokens"])
 
 # %% [markdown]
-# Streaming: `/generate_stream` sends one server-sent event per step. It needs a decoupled
-# model, which the template sets (`triton_config.decoupled: true`), and `"streaming": true`.
+# Streaming: `/generate_stream` answers with server-sent events. It needs a decoupled model,
+# stated in `config.pbtxt` (the cell after `repo render` made sure of it; behind the launcher
+# `model.yaml`'s `triton_config.decoupled` alone is not enough), and `"streaming": true`. Expect
+# **one** event holding the whole answer on this release, not one per step: the llmapi `model.py`
+# (read at TensorRT-LLM commit `b35ac1b6`, a 1.2.0rc2-era main commit) passes `streaming` as the
+# third positional argument of `generate_async`, which in 1.1.0's `llm.py` is `lora_request`, so
+# the LLM is never asked to stream (TensorRT-LLM PR #14079, on main after 1.2.1, passes it by
+# keyword). Not confirmed at the release/1.1 file the container copies: count the `data:` lines
+# to see which this one does.
 
 # %% language="bash"
 # curl -sS --fail-with-body -N -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream \
@@ -258,6 +283,7 @@ assert int(triton["total_accepted_draft_tokens"]) > 0, "no draft token was accep
 # - The YAML for `trtllm-serve` and the `model.yaml` behind Triton hold the same keys as
 #   `NGramDecodingConfig(...)`; the releases differ in spelling for other methods, not for
 #   NGram (the page "Versions and keys" lists them).
-# - NGram only pays when the output repeats something already in the sequence. The
-#   acceptance counters printed above are the quickest way to see whether your traffic does;
+# - NGram only pays when the output repeats something already in the sequence. Tokens per
+#   target iteration (from `LLM.get_stats()` with `enable_iter_perf_stats`) show whether your
+#   traffic does on 1.1.0, where the per-request counters read zero with TorchSampler;
 #   the page "Choosing a method" says when it stops paying.

@@ -128,21 +128,49 @@ speculative_config:
 #
 # Two model repositories rendered from the guide's templates with the container's own
 # `model.py` (`--engine trtllm`). The baseline is the same server **restarted without
-# `speculative_config`**; each server is stopped before the next one starts.
+# `speculative_config`**; each server stops before the next one starts. AIPerf streams
+# (the plugin sends `"streaming": true`), which needs a decoupled model: the container's
+# launcher starts `tritonserver` with `--disable-auto-complete-config`, so `model.yaml`'s
+# `triton_config.decoupled` never reaches Triton, and the policy must be in `config.pbtxt`
+# (added below where the render did not write it). Whether the stream then carries one event
+# per step depends on the container's `model.py`: before TensorRT-LLM PR #14079 (merged on
+# main in 2026-05, after 1.2.1) the llmapi model passed `streaming` as the third positional
+# argument of `generate_async`, which in 1.1.0's `llm.py` is `lora_request` (read at a
+# 1.2.0rc2-era commit of `model.py`, not at the release/1.1 file), so expect a "stream" of one
+# event with the whole answer; then AIPerf's TTFT equals the request latency and ITL says
+# nothing. `triton_run` prints the event count of one streamed request so that you can tell.
 
 # %% language="bash"
 # cd bench_gpu
 # for method in baseline ngram; do
 #   specdec-guide repo render --method "$method" --engine trtllm \
 #     --model meta-llama/Llama-3.1-8B-Instruct --out "repo_$method" --force
+#   pbtxt="repo_$method/tensorrt_llm/config.pbtxt"
+#   # Only where no line starts with it: a second model_transaction_policy block fails to parse.
+#   grep -q '^model_transaction_policy' "$pbtxt" || \
+#     printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> "$pbtxt"
+#   grep -A2 '^model_transaction_policy' "$pbtxt"
 # done
 
 # %%
+def stream_events(prompt: str) -> int:
+    """How many server-sent events one streamed request gets (1 means the model did not stream per step)."""
+    body = json.dumps({"text_input": prompt, "streaming": True, "sampling_param_max_tokens": 32,
+                       "sampling_param_exclude_input_from_output": True}).encode()
+    req = urllib.request.Request("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return sum(1 for line in r.read().decode().splitlines() if line.startswith("data: "))
+
+
 def triton_run(method: str) -> None:
     subprocess.run(["python3", "/app/scripts/launch_triton_server.py", "--model_repo",
                     str(WORK / f"repo_{method}"), "--world_size", "1"], check=True)
     try:
         wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
+        events = stream_events(texts[0])
+        print(f"{method}: one streamed request of 32 tokens came back in {events} event(s)"
+              + ("; this model.py does not stream per step, so TTFT and ITL below are not per token" if events <= 1 else ""))
         run_aiperf.profile(triton_http="127.0.0.1:8000", model="tensorrt_llm", tokenizer=tokenizer_dir,
                            prompts=aiperf_prompts, out=WORK / f"aiperf_triton_{method}",
                            concurrency=tuple(int(c) for c in CONCURRENCY.split(",")), requests=64,
@@ -170,7 +198,11 @@ for method in ("baseline", "ngram"):
 #   nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
 #     --host 127.0.0.1 --port 8000 $extra > "serve_$method.log" 2>&1 &
 #   pid=$!
-#   until curl -sf http://127.0.0.1:8000/v1/models > /dev/null; do sleep 5; done
+#   trap 'kill "$pid" 2> /dev/null' EXIT  # the server goes down with the cell, whatever fails
+#   # Ready within 30 minutes (a first download included), or stop with the log's tail.
+#   for _ in $(seq 360); do curl -sf http://127.0.0.1:8000/v1/models > /dev/null && break
+#     kill -0 "$pid" 2> /dev/null || break; sleep 5; done
+#   curl -sf http://127.0.0.1:8000/v1/models > /dev/null || { tail -20 "serve_$method.log"; exit 1; }
 #   "$GUIDE/.venv-aiperf/bin/aiperf" profile --model meta-llama/Llama-3.1-8B-Instruct \
 #     --url http://127.0.0.1:8000 --endpoint-type completions --streaming \
 #     --input-file prompts.jsonl --custom-dataset-type single_turn --tokenizer tokenizer \
@@ -199,9 +231,12 @@ for method in ("baseline", "ngram"):
 # ## Reading the results
 #
 # The same readers as on CPU: `results.summary` per concurrency level, and the acceptance
-# counters of the Triton runs (`sampling_param_return_perf_metrics`) per prompt set. Where
-# NGram's total tokens/s falls to the baseline's as concurrency grows is the point where
-# speculation stops paying on this GPU.
+# counters of the Triton runs (`sampling_param_return_perf_metrics`) per prompt set. On 1.1.0
+# with TorchSampler those per-request counters read zero even when drafting ran (TensorRT-LLM
+# PR #17082): then the cell says so instead of printing an acceptance rate of 0, and the
+# comparison that counts is NGram's tokens/s against the baseline's (the NGram notebook
+# measures acceptance as tokens per target iteration). Where NGram's total tokens/s falls to
+# the baseline's as concurrency grows is the point where speculation stops paying on this GPU.
 
 # %%
 from specdec_guide.bench import results
@@ -214,7 +249,11 @@ for kind in ("triton", "serve"):
             print(f"{kind:6} {method:8} c={s.concurrency:<3} TTFT {s.ttft_ms:7.1f} ms  ITL {s.itl_ms:6.2f} ms  "
                   f"{s.output_tokens_per_s:8.1f} tok/s  {s.tokens_per_s_per_user:7.1f} tok/s/user")
 for name, a in results.acceptance(results.run_dirs(WORK / "aiperf_triton_ngram")[0], sets).items():
-    print(f"NGram on {name}: acceptance rate {a.acceptance_rate:.2f}, acceptance length {a.acceptance_length:.2f}")
+    if a.drafted == 0:
+        print(f"NGram on {name}: the per-request draft counters read zero (not filled by this release, "
+              "TensorRT-LLM PR #17082); compare tokens/s above instead")
+    else:
+        print(f"NGram on {name}: acceptance rate {a.acceptance_rate:.2f}, acceptance length {a.acceptance_length:.2f}")
 for method in ("baseline", "ngram"):
     report = json.loads((WORK / f"bench_{method}.json").read_text())
     print(f"trtllm-bench {method}: {json.dumps(report)[:400]}")

@@ -8,7 +8,9 @@ snapshot. These tests add what it does not know:
 * every request a notebook sends to Triton (curl ``-d`` bodies, ``post_json`` dicts) parses
   and names only inputs of the llmapi model of the notebook's release, since the generate
   endpoint silently drops any other key;
-* each notebook asserts greedy identity with its baseline and accepted drafts > 0;
+* each notebook reports where greedy output parts from its baseline (failing only inside the first
+  10 tokens) and measures acceptance from the iteration statistics, not from counters 1.1.0 leaves
+  at zero; no 1.1.0 draft or head is a hub id;
 * the header names the container and release that tracks.yaml pairs.
 * every curl cell runs as written (address aside) against the CPU stand-in of the llmapi model.
 """
@@ -25,6 +27,7 @@ import pytest
 
 from site_build import ROOT
 from stand_in import serve_templates
+from specdec_guide import behaviour
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
 from specdec_guide.validate.schema import Registry
@@ -93,13 +96,59 @@ def test_a_wrong_request_key_is_caught(tmp_path):
     assert any("max_tokens" in set(b) - inputs for b in _request_bodies(bad))
 
 
+def _checks(text: str) -> dict[str, list[str]]:
+    return {name: re.findall(rf"^\s*{name}\((.*)$", text, re.M)
+            for name in ("report_greedy", "check_accepted", "per_request_counters")}
+
+
 @pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
-def test_each_notebook_asserts_greedy_identity_and_accepted_drafts(path):
+def test_each_notebook_checks_greedy_output_and_acceptance_as_its_release_allows(path):
+    """Greedy output is compared by reporting the first divergent token (failing only where upstream's
+    tests would: the first 10 tokens of two runs with the same settings); acceptance is measured from
+    the LLM's iteration statistics, which need enable_iter_perf_stats and a get_stats() before shutdown;
+    the per-request counters, zero on 1.1.0/1.2.1 with TorchSampler (PR #17082), are printed, never
+    asserted above zero; a Triton text is compared by report, never by equality."""
     text = "\n".join(_code_cells(path))
-    assert re.search(r"assert \w+\.token_ids == \w+\.token_ids", text), f"{path.name}: no greedy-identity assertion"
-    assert re.search(r"assert .*total_accepted_draft_tokens.* > 0", text), f"{path.name}: no accepted-drafts assertion"
-    assert re.search(r'assert int\(triton\["total_accepted_draft_tokens"\]\) > 0', text), \
-        f"{path.name}: the Triton per-request acceptance counters are not asserted"
+    calls = _checks(text)
+    assert calls["report_greedy"], f"{path.name}: the output is not compared with the baseline"
+    # Upstream asserts identical text (10-32 tokens, same settings) for NGram and EAGLE-3 only; its
+    # Draft/Target test leaves the assertion commented out, and no MTP equality test was read.
+    strict = any("exact_prefix=10" in c for c in calls["report_greedy"])
+    assert strict == (path.stem in ("04_ngram", "06_eagle3")), \
+        f"{path.name}: a failing 10-token check belongs exactly to the methods whose upstream tests assert it"
+    assert calls["check_accepted"] and all("acceptance_from_stats(" in c for c in calls["check_accepted"]), \
+        f"{path.name}: acceptance is not measured from the iteration statistics"
+    assert "enable_iter_perf_stats=True" in text and "llm.get_stats(" in text, f"{path.name}: no iteration statistics"
+    assert any(c.startswith('"') and "triton[" in c for c in calls["per_request_counters"]), \
+        f"{path.name}: the Triton per-request counters are not printed"
+    assert not re.search(r"assert .*total_accepted_draft_tokens", text), \
+        f"{path.name}: asserts a per-request counter that 1.1.0 leaves at zero"
+    assert not re.search(r"assert \w+\.token_ids == \w+\.token_ids", text), f"{path.name}: a bare greedy-equality assertion"
+    assert not re.search(r'assert triton\["text_output"\] ==', text), f"{path.name}: Triton's text asserted equal"
+
+
+def test_a_bare_counter_assertion_is_caught(tmp_path):
+    """The check above can fail: the old assertion on the per-request counter is reported."""
+    text = (ROOT / "notebooks/04_ngram.py").read_text() + '\n# %%\nassert int(triton["total_accepted_draft_tokens"]) > 0\n'
+    bad = tmp_path / "04_ngram.py"
+    bad.write_text(text)
+    assert re.search(r"assert .*total_accepted_draft_tokens", "\n".join(_code_cells(bad)))
+
+
+@pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
+def test_no_1_1_0_draft_or_head_is_a_hub_id(path):
+    """1.1.0 does not download a hub id given as speculative_model_dir (PR #10099 came with 1.2):
+    every draft or head a 1.1.0 cell passes is a local path or a variable holding one."""
+    for cell in _code_cells(path):
+        if _track(path, cell).id != "1.1.0":
+            continue
+        for value in re.findall(r"speculative_model_dir[=:]\s*['\"]?([^,)\s'\"]+)", cell):
+            assert value.startswith("/") or value.isidentifier(), f"{path.name}: {value} is not a local directory"
+            if value.isidentifier():
+                assert re.search(rf"^{value} = snapshot_download\(|^\s*{value} = snapshot_download\(", "\n".join(_code_cells(path)), re.M), \
+                    f"{path.name}: {value} is not the result of snapshot_download"
+        for value in re.findall(r"--draft-model\s+(\S+)", cell):
+            assert value.startswith("/"), f"{path.name}: repo render --draft-model {value} is not a local directory"
 
 
 @pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
@@ -133,7 +182,12 @@ def test_curl_cells_run_against_the_cpu_stand_in(path, stand_in, tmp_path):
         assert done.returncode == 0, f"{path.name}: {done.stdout}\n{done.stderr}"
         if "/generate_stream" in cell:
             events = [json.loads(line[len("data: "):]) for line in done.stdout.splitlines() if line.startswith("data: ")]
-            assert len(events) > 1 and all("text_output" in e for e in events), done.stdout
+            assert events and all("text_output" in e for e in events), done.stdout
+            # The release's llmapi model.py streams one event per step only where the behaviour record says
+            # so (llmapi_model_streams_per_step; the pinned releases send one event, PR #14079 came after).
+            per_step = behaviour.load(_track(path).id).value("llmapi_model_streams_per_step", None)
+            if per_step is not None:
+                assert (len(events) > 1) == per_step, done.stdout
         else:
             reply = json.loads(done.stdout)
             assert reply["text_output"] and int(reply["total_draft_tokens"]) >= int(reply["total_accepted_draft_tokens"])

@@ -1,0 +1,87 @@
+"""The container-to-release map of the versions page, rendered from ``schemas/containers.yaml``.
+
+Which TensorRT-LLM each Triton ``-trtllm-python-py3`` container ships, and so which of this
+guide's tracks (``schemas/tracks.yaml``) covers it. The data is what each tensorrtllm_backend
+branch's Dockerfile pins; the rendered table is the snippet ``snippets/versions/container_map.md``,
+which the page includes and ``tests/test_container_map.py`` keeps equal to this render.
+
+    python -m specdec_guide.container_map          # print the table
+    python -m specdec_guide.container_map --write  # refresh the snippet
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from specdec_guide.diagnostics import UserError
+
+DATA = Path(__file__).resolve().parent / "schemas" / "containers.yaml"
+SNIPPET = Path("snippets/versions/container_map.md")
+REPO = "triton-inference-server/tensorrtllm_backend"
+DOCKERFILE = "dockerfile/Dockerfile.triton.trt_llm_backend"
+
+
+def load(path: Path = DATA) -> list[dict]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise UserError(f"{path}: cannot read the container map: {err}") from None
+    rows = data.get("containers")
+    if not isinstance(rows, list) or not rows:
+        raise UserError(f"{path}: no `containers:` list")
+    for i, row in enumerate(rows):
+        missing = [k for k in ("tag", "branch", "commit", "tensorrt_llm", "app_files_from") if not row.get(k)]
+        if missing:
+            raise UserError(f"{path}: containers[{i}] lacks {', '.join(missing)}")
+    return rows
+
+
+def track_of(version: str, tracks: dict[str, str]) -> str:
+    """The guide's track for a TensorRT-LLM version, or what it is when no track covers it."""
+    if version in tracks:
+        return f"track {tracks[version]}"
+    if "rc" in version:
+        return "a release candidate: neither track"
+    return "an older release: neither track"
+
+
+def _tracks() -> dict[str, str]:
+    """TensorRT-LLM version -> track id, from tracks.yaml."""
+    data = yaml.safe_load((DATA.parent / "tracks.yaml").read_text(encoding="utf-8")) or {}
+    entries = data.get("tracks", data)
+    out = {}
+    items = entries.items() if isinstance(entries, dict) else ((e.get("id"), e) for e in entries)
+    for tid, entry in items:
+        if isinstance(entry, dict):
+            out[str(entry.get("trtllm_version") or entry.get("version") or tid)] = str(entry.get("id") or tid)
+    return out
+
+
+def markdown(rows: list[dict] | None = None, tracks: dict[str, str] | None = None) -> str:
+    rows = load() if rows is None else rows
+    tracks = _tracks() if tracks is None else tracks
+    lines = ["| Container tag (`nvcr.io/nvidia/tritonserver:`) | TensorRT-LLM wheel | `/app` files from branch | Covered by | Source |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        src = f"[`{r['branch']}` @ `{r['commit'][:8]}`](https://github.com/{REPO}/blob/{r['commit']}/{DOCKERFILE})"
+        covered = track_of(str(r["tensorrt_llm"]), tracks)
+        if r.get("note"):
+            covered += f" ({r['note']})"
+        lines.append(f"| `{r['tag']}` | {r['tensorrt_llm']} | `{r['app_files_from']}` | {covered} | {src} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = markdown()
+    if "--write" in argv:
+        SNIPPET.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
