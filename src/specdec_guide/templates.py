@@ -243,6 +243,7 @@ def render(
         shutil.copyfile(drafter_file, target / "1" / drafter_file.name)
 
     if engine == "cpu":
+        _cpu_stand_in_files(target, text, method, engine)
         model_py = _PKG / "engine" / "model.py"
         if not model_py.exists():
             raise UserError(f"CPU engine model.py not found at {model_py}")
@@ -265,6 +266,30 @@ def render(
     for f in files:
         shutil.copyfile(src_dir / f, target / "1" / f)
     return target
+
+
+def _cpu_stand_in_files(target: Path, text: str, method: str, engine: str) -> None:
+    """Name the track in model.yaml and write model.yaml's policy into config.pbtxt (CPU stand-in).
+
+    The stand-in answers as the release the ``trtllm=`` comment names; the container's launcher
+    disables auto-complete, so config.pbtxt must carry max_batch_size and decoupled itself for the
+    repository to behave the same with and without auto-complete.
+    """
+    import yaml
+
+    tc = (yaml.safe_load(text) or {}).get("triton_config") or {}
+    stamp = (f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from "
+             f"model_repo_templates/llmapi/{method}.\n"
+             f"# specdec-guide: trtllm={TRACK}\n# specdec-guide: engine=cpu\n")
+    (target / "1" / "model.yaml").write_text(stamp + text)
+    lines = ["", "# Written by `specdec-guide repo render` from 1/model.yaml's triton_config: behind the",
+             "# container's launcher (auto-complete off) Triton reads these two from here, not from model.yaml."]
+    if "max_batch_size" in tc:
+        lines.append(f"max_batch_size: {int(tc['max_batch_size'])}")
+    if "decoupled" in tc:
+        lines.append(f"model_transaction_policy {{ decoupled: {'true' if tc['decoupled'] else 'false'} }}")
+    config = target / "config.pbtxt"
+    config.write_text(config.read_text().rstrip("\n") + "\n" + "\n".join(lines) + "\n")
 
 
 def _run(args) -> int:
