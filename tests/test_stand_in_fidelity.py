@@ -224,6 +224,9 @@ def test_teaching_departures_only_when_asked_and_labelled(server):
     events = _stream(server, "teach", text_input=DRAFTING_PROMPTS[0], sampling_param_return_perf_metrics=True,
                      sampling_param_max_tokens=32)
     assert len(events) > 1 and int(events[-1]["total_draft_tokens"]) > 0, events
+    texts = [e["text_output"] for e in events]
+    cumulative = all(b.startswith(a) for a, b in zip(texts, texts[1:]))
+    assert cumulative == value("1.1.0", "llmapi_stream_text_is_cumulative"), cite("1.1.0", "llmapi_stream_text_is_cumulative")
     # Labelled where this server can: the load log names the departures (2.51's Python backend has
     # no response parameters; the pages' stored outputs carry the label in their first line).
     assert "departures asked: stream_per_step" in server.log() and "filled_draft_counters:" in server.log()
