@@ -95,6 +95,7 @@ def server(tmp_path_factory, tiny_models):
         mismatch = templates.render("ngram", name=_name(track, "mismatch"), **common)
         _retrack(mismatch, track)
         _set_policy(mismatch, False)
+    templates.render("baseline", name="batched", max_batch_size=4, decoupled=False, **common)
     teach = templates.render("ngram", name="teach", **common)
     _edit_yaml(teach, "  decoupled: true", "  decoupled: true\n  cpu_behaviour: [stream_per_step, filled_draft_counters]")
     srv = TritonServer(repo, timeout=300, env=ENV)
@@ -161,6 +162,14 @@ def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, 
                          {"text_input": PROMPT, **fields})
     error = json.loads(text).get("error", "")
     assert status != 200 and error.startswith(shape["prefix"]) and reason in error, (cite(track, "llmapi_error_shape"), text)
+
+
+def test_FACT_llmapi_model_checks_text_input_1d(server):
+    """A model with max_batch_size > 0 gets a [1, n] text_input: the release refuses it."""
+    checks = value("1.1.0", "llmapi_model_checks")
+    status, text = _post(f"{server.http_url}/v2/models/batched/generate", {"text_input": PROMPT})
+    refused = status != 200 and "only supports text_input being a 1D tensor" in text
+    assert refused == ("text_input_1d" in checks), (cite("1.1.0", "llmapi_model_checks"), text)
 
 
 @pytest.mark.parametrize("track", TRACKS)

@@ -224,8 +224,10 @@ class TritonPythonModel:
                 continue
             arr = tensor.as_numpy()
             if name == "text_input":
-                if arr.ndim > 1 and arr.shape[-1] != 1 and arr.shape[0] == 1:
-                    arr = arr[0]  # [1, n] from a batched model: one request's prompts
+                if arr.ndim > 1:
+                    # The release's own check; with max_batch_size > 0 Triton adds a batch
+                    # dimension, so a batched llmapi model refuses every request (llmapi_model_checks).
+                    raise RequestError("The current implementation only supports text_input being a 1D tensor.")
             elif name not in LIST_INPUTS and arr.size != 1:
                 raise RequestError(f"Expected a scalar tensor for tensor {name}")  # the release's own check
             fields[name] = arr.reshape(-1).tolist()
