@@ -45,12 +45,15 @@ needs_aiperf = pytest.mark.skipif(_aiperf_missing() is not None, reason=str(_aip
 def server(tmp_path_factory, tiny_models):
     """tensorrt_llm (baseline) and draft_target, both decoupled, on the tiny models. Draft/Target,
     not NGram: NGram's pool is shared across requests (is_public_pool), so its counters depend on
-    the order requests arrive in, while a draft model's depend on the prompt alone."""
+    the order requests arrive in, while a draft model's depend on the prompt alone. The plugin's
+    handling of per-step events and counters is what is tested, so both models stream per step
+    with filled counters, as a release after TensorRT-LLM PR #14079 / #17082 would (the pinned
+    releases send one event and zeros: tests/test_stand_in_fidelity.py)."""
     target, draft = tiny_models
     yield from serve_templates(tmp_path_factory.mktemp("bench_repo"), [
         ("baseline", {"model": str(target)}),
         ("draft_target", {"model": str(target), "name": "draft_target", "draft_model": str(draft)}),
-    ])
+    ], shows=("stream_per_step", "filled_draft_counters"))
 
 
 def _post(url: str, body: dict) -> tuple[int, dict]:

@@ -181,3 +181,48 @@ def test_triton_settings_alone_and_defaults(tmp_path):
 def test_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.yaml")
+
+
+# -- the track the file names, and the release's own reading of triton_config -------------------
+DRAFT_121 = """
+    # specdec-guide: trtllm={track}
+    model: /models/target
+    speculative_config:
+      decoding_type: DraftTarget
+      max_draft_len: 4
+      speculative_model: /models/draft
+    triton_config:
+      max_batch_size: 0
+      decoupled: true
+    """
+
+
+def test_a_121_file_loads_on_its_track_and_is_refused_on_110(tmp_path):
+    """speculative_model came with 1.2 (PR #10099): checked against the snapshot the file names."""
+    cfg = load_config(write(tmp_path, DRAFT_121.format(track="1.2.1")))
+    assert cfg.track == "1.2.1" and cfg.speculative.draft_model == "/models/draft"
+    message = error_of(tmp_path, DRAFT_121.format(track="1.1.0"))
+    assert message.startswith("model.yaml:") and "speculative_model" in message
+
+
+def test_unknown_track_in_the_comment_is_located(tmp_path):
+    message = error_of(tmp_path, DRAFT_121.format(track="9.9"))
+    assert message.startswith("model.yaml:1:1: unknown TRT-LLM track '9.9'")
+
+
+def test_triton_config_keys_are_not_defaulted_and_departures_are_named(tmp_path):
+    settings = load_triton_settings(write(tmp_path, """
+        model: /models/target
+        triton_config:
+          max_batch_size: 0
+          cpu_behaviour: [stream_per_step]
+        """))
+    assert settings.present == ("max_batch_size",) and settings.section
+    assert settings.cpu_behaviour == ("stream_per_step",)
+    message = error_of(tmp_path, """
+        model: /models/target
+        triton_config:
+          decoupled: true
+          cpu_behaviour: [stream_everything]
+        """)
+    assert "model.yaml:4:" in message and "unknown behaviour 'stream_everything'" in message

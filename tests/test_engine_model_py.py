@@ -151,32 +151,54 @@ def test_non_decoupled_answers_each_request_once(tmp_path, monkeypatch, ngram_ya
     ok, bad, refused = model.execute([good, zero, stream])
     assert ok.error is None and text(ok).startswith("abc abc abc")
     assert ok.outputs["finish_reason"][0] == b"length"
-    # As the llmapi model sends them: text_output's dtype (strings), whatever config.pbtxt declares.
+    # As the llmapi model sends them: text_output's dtype (strings), whatever config.pbtxt declares,
+    # the five kv_cache_* counters included (the stand-in's own cache: new blocks, none reused).
     assert ok.outputs["acceptance_rate"].dtype == np.object_
     assert ok.outputs["total_draft_tokens"].dtype == np.object_
-    drafted, accepted = (int(ok.outputs[k][0]) for k in ("total_draft_tokens", "total_accepted_draft_tokens"))
-    assert 0 <= accepted <= drafted
-    assert float(ok.outputs["acceptance_rate"][0]) == (accepted / drafted if drafted else 0.0)
-    assert "kv_cache_hit_rate" not in ok.outputs and "cumulative_logprob" not in ok.outputs
-    assert bad.error.code == pb.TritonError.INVALID_ARG and "sampling_param_max_tokens" in bad.error.message
-    assert "decoupled" in refused.error.message
+    assert ok.outputs["kv_cache_reused_block"][0] == b"0" and int(ok.outputs["kv_cache_alloc_total_blocks"][0]) >= 1
+    # The pinned releases leave the draft counters unfilled with TorchSampler (auto): zeros.
+    assert [ok.outputs[k][0] for k in ("total_draft_tokens", "total_accepted_draft_tokens")] == [b"0", b"0"]
+    assert "cumulative_logprob" not in ok.outputs
+    # Every failure in the release's shape: INTERNAL, "Error generating request: ...".
+    assert bad.error.code == pb.TritonError.INTERNAL
+    assert bad.error.message.startswith("Error generating request: ") and "sampling_param_max_tokens" in bad.error.message
+    assert refused.error.message == "Error generating request: Streaming is only supported in decoupled mode."
 
 
-def test_decoupled_streams_one_response_per_step_then_final(tmp_path, monkeypatch, ngram_yaml):
+def test_decoupled_streams_as_the_release_one_response(tmp_path, monkeypatch, ngram_yaml):
     module, pb, vdir = load_model_py(tmp_path, monkeypatch, ngram_yaml.replace("DECOUPLED", "true"))
     model = start(module, vdir, decoupled=True)
     streamed = Request(text_input="abc abc abc", streaming=True, sampling_param_max_tokens=np.int32(10))
     single = Request(text_input="abc abc abc", sampling_param_max_tokens=np.int32(10))
     missing = Request(sampling_param_max_tokens=np.int32(3))
     assert model.execute([streamed, single, missing]) is None
+    [(once, flag)] = streamed.sender.sent  # streaming went into generate_async's lora_request slot
+    [(only, flag2)] = single.sender.sent
+    assert flag == flag2 == 1 and text(once) == text(only)
+    [(err, flag)] = missing.sender.sent
+    assert flag == 1 and err.error.message == "Error generating request: text_input is missing from the request"
+
+
+def test_stream_per_step_only_when_asked(tmp_path, monkeypatch, ngram_yaml):
+    yaml_text = ngram_yaml.replace("DECOUPLED", "true") + "  cpu_behaviour: [stream_per_step]\n"
+    module, pb, vdir = load_model_py(tmp_path, monkeypatch, yaml_text)
+    model = start(module, vdir, decoupled=True)
+    streamed = Request(text_input="abc abc abc", streaming=True, sampling_param_max_tokens=np.int32(10))
+    model.execute([streamed])
     flags = [f for _, f in streamed.sender.sent]
     assert len(flags) > 1 and flags[-1] == 1 and set(flags[:-1]) == {0}
     texts = [text(r) for r, _ in streamed.sender.sent]
-    assert all(b.startswith(a) for a, b in zip(texts, texts[1:]))
-    [(only, flag)] = single.sender.sent
-    assert flag == 1 and text(only) == texts[-1]
-    [(err, flag)] = missing.sender.sent
-    assert flag == 1 and err.error.message == "text_input is missing from the request"
+    assert all(b.startswith(a) for a, b in zip(texts, texts[1:]))  # cumulative, as the release's text_output
+    assert any("departures asked: stream_per_step" in line for line in pb.Logger.lines)
+
+
+def test_missing_triton_config_keys_fail_as_the_release(tmp_path, monkeypatch, ngram_yaml):
+    yaml_text = ngram_yaml.replace("  decoupled: DECOUPLED\n", "")
+    module, pb, vdir = load_model_py(tmp_path, monkeypatch, yaml_text)
+    with pytest.raises(KeyError, match="decoupled"):
+        start(module, vdir, decoupled=False)
+    with pytest.raises(KeyError, match="decoupled"):
+        module.TritonPythonModel.auto_complete_config(AutoComplete())
 
 
 def test_stop_input_replies_like_the_container(tmp_path, monkeypatch, ngram_yaml):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from specdec_guide import templates
+from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, free_ports
 
@@ -51,7 +51,11 @@ def server(tmp_path_factory, tiny_models):
     repo = tmp_path_factory.mktemp("llmapi_repo")
     render = dict(model=str(target), out=repo, force=True)
     templates.render("baseline", **render)
-    templates.render("ngram", name="ngram", **render)
+    ngram = templates.render("ngram", name="ngram", **render)
+    # sampler_type TRTLLMSampler: the sampler whose per-request draft counters the pinned releases
+    # fill (per_request_draft_counters_filled); the other models keep auto and read zeros.
+    yaml_path = ngram / "1" / "model.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("backend: pytorch\n", "backend: pytorch\nsampler_type: TRTLLMSampler\n"))
     templates.render("draft_target", name="draft_target", draft_model=str(draft), **render)
     templates.render("user_provided", name="user_provided", drafter=f"{DRAFTER}:PromptLookupDrafter", **render)
     templates.render("baseline", name="baseline_sync", decoupled=False, **render)
@@ -120,16 +124,15 @@ def test_generate_metrics_snippet_on_the_baseline_reports_no_drafts(server):
     assert all(isinstance(out[k], str) for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate"))
 
 
-def test_generate_stream_snippet_sends_events_that_add_up_to_generate(server):
+def test_generate_stream_snippet_sends_what_the_release_sends(server):
     out = _run_snippet(server, "generate_stream.sh")
     events = [json.loads(line[len("data: "):]) for line in out.splitlines() if line.startswith("data: ")]
-    assert len(events) > 1, out
     assert all("error" not in e for e in events), out
+    # The pinned releases pass `streaming` into generate_async's lora_request slot: one event, the
+    # whole text (behaviour fact llmapi_model_streams_per_step; per-step after TRT-LLM PR #14079).
+    assert (len(events) > 1) == behaviour.load().value("llmapi_model_streams_per_step"), out
     final = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
-    texts = [e["text_output"] for e in events]
-    # TensorRT-LLM's llmapi model streams the text so far (CompletionOutput.text) in each event.
-    assert texts[-1] == final
-    assert all(final.startswith(t) for t in texts)
+    assert events[-1]["text_output"] == final
 
 
 def test_tritonclient_http_snippet_needs_a_non_decoupled_model(server):
@@ -145,7 +148,7 @@ def test_tritonclient_http_snippet_needs_a_non_decoupled_model(server):
 def test_tritonclient_grpc_stream_snippet(server):
     for model in ("tensorrt_llm", "ngram"):
         rows = [json.loads(line) for line in _run_snippet(server, "client_grpc_stream.py", TRITON_MODEL=model).splitlines()]
-        assert len(rows) > 1
+        assert (len(rows) > 1) == behaviour.load().value("llmapi_model_streams_per_step"), rows
         final = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
         assert rows[-1]["text_output"] == final
         assert all(final.startswith(row["text_output"]) for row in rows)  # cumulative, not deltas
@@ -184,6 +187,8 @@ def test_greedy_output_is_identical_to_the_baseline(server, method):
 
 @pytest.mark.parametrize("method", SPECULATIVE)
 def test_acceptance_metrics_are_present_and_consistent(server, method):
+    """Filled on `ngram` (TRTLLMSampler), zeros on the others (auto: TorchSampler), as the release."""
+    filled = method == "ngram"
     drafted_total = 0
     for prompt in PROMPTS:
         out = generate(server, method, prompt, sampling_param_return_perf_metrics=True)
@@ -192,13 +197,16 @@ def test_acceptance_metrics_are_present_and_consistent(server, method):
         assert 0 <= accepted <= drafted
         assert rate == pytest.approx(accepted / drafted if drafted else 0.0, abs=1e-3)
         drafted_total += drafted
-    assert drafted_total > 0, f"{method} never drafted"
+    assert (drafted_total > 0) == filled, f"{method}: {drafted_total} draft tokens counted"
     out = generate(server, method, PROMPTS[0])
     assert "total_draft_tokens" not in out  # only when asked for, as the llmapi model does
 
 
 # -- bad requests -----------------------------------------------------------------------------
-# Rejected by the CPU engine (model.py), after Triton accepted the JSON: HTTP 400 with a message.
+# Rejected by the CPU engine (model.py), after Triton accepted the JSON, in the release's shape:
+# "Error generating request: ..." with code INTERNAL (llmapi_error_shape). The CPU tritonserver
+# (2.51) answers any model error on /generate with 400; the container's status there is not settled
+# (llmapi_error_http_status_generate), so the pages tell readers to read the message.
 ENGINE_REJECTS = [
     {"sampling_param_max_tokens": 0},
     {"sampling_param_max_tokens": -5},
@@ -225,10 +233,11 @@ def _bad(server, endpoint: str, fields: dict) -> tuple[int, str]:
 
 @pytest.mark.parametrize("fields", ENGINE_REJECTS, ids=lambda f: f"max_tokens={f['sampling_param_max_tokens']}")
 @pytest.mark.parametrize("endpoint", ["generate", "generate_stream"])
-def test_engine_rejects_bad_values_with_400_and_keeps_serving(server, endpoint, fields):
+def test_engine_rejects_bad_values_in_the_release_shape_and_keeps_serving(server, endpoint, fields):
     status, text = _bad(server, endpoint, fields)
     assert status == 400, text
-    assert "sampling_param_max_tokens" in text
+    error = json.loads(text[len("data: "):] if text.startswith("data: ") else text)["error"]
+    assert error.startswith("Error generating request: ") and "sampling_param_max_tokens" in error
     assert generate(server, "tensorrt_llm", PROMPTS[2])["text_output"]
 
 
@@ -242,7 +251,7 @@ def test_triton_rejects_malformed_requests_with_a_message(server, fields, status
 def test_int32_overflow_wraps_silently_before_the_model_sees_it(server):
     # Triton's JSON -> INT32 conversion keeps the low 32 bits: 99999999999 arrives as 1215752191.
     status, text = _bad(server, "generate", {"sampling_param_max_tokens": 99_999_999_999})
-    assert status == 400 and "sampling_param_max_tokens=1215752191 is too large" in text
+    assert status == 400 and "Error generating request: sampling_param_max_tokens=1215752191 is too large" in text
 
 
 def test_plain_max_tokens_is_silently_ignored(server):
@@ -263,7 +272,7 @@ def test_invalid_json_body(server):
 def test_streaming_flag_on_a_non_decoupled_model_is_refused(server):
     status, text = _post(f"{server.http_url}/v2/models/baseline_sync/generate",
                          {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-    assert status == 400 and "decoupled" in text
+    assert status == 400 and "Error generating request: Streaming is only supported in decoupled mode." in text
 
 
 # -- load under concurrency -------------------------------------------------------------------
@@ -406,30 +415,33 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_mode
     assert not [f for f in Path("/dev/shm").iterdir() if any(f.name.startswith(f"specdec{pid}x") for pid in tree)]
 
 
-def test_rendered_repositories_stream_behind_the_launch_script_flag(tmp_path, tiny_models):
-    """TRT-LLM's launch_triton_server.py passes --disable-auto-complete-config, so Triton reads only
-    config.pbtxt. A rendered repository carries model.yaml's policy there too and streams; a copy with
-    the policy removed from config.pbtxt runs non-decoupled (streaming refused), and validate says so."""
+def test_launch_script_flag_ignores_triton_config(tmp_path, tiny_models):
+    """TRT-LLM's launch_triton_server.py passes --disable-auto-complete-config (and so does our
+    launcher by default); with a config.pbtxt that has no policy (as upstream's llmapi folder ships
+    it), model.yaml's triton_config (decoupled: true) never reaches Triton, and validate says so.
+    The release's model.py still checks streaming against model.yaml, so a streaming request is
+    accepted, and answered once. A rendered repository carries the policy in config.pbtxt."""
     from specdec_guide.validate.runner import validate_paths
 
     target, _ = tiny_models
-    templates.render("baseline", model=str(target), out=tmp_path / "repo")
-    broken = templates.render("baseline", model=str(target), out=tmp_path / "repo", name="no_policy", force=True)
-    text = (broken / "config.pbtxt").read_text()
-    (broken / "config.pbtxt").write_text(text.replace("model_transaction_policy {\n  decoupled: true\n}\n", ""))
-    report = validate_paths([broken / "config.pbtxt"], root=tmp_path, is_verified=lambda p: True)
+    rendered = templates.render("baseline", model=str(target), out=tmp_path / "repo", name="rendered")
+    model = templates.render("baseline", model=str(target), out=tmp_path / "repo")
+    policy = "model_transaction_policy {\n  decoupled: true\n}\n"
+    assert policy in (rendered / "config.pbtxt").read_text()
+    (model / "config.pbtxt").write_text((model / "config.pbtxt").read_text().replace(policy, ""))
+    report = validate_paths([model / "config.pbtxt"], root=tmp_path, is_verified=lambda p: True)
     assert [d.message for d in report.diagnostics if "launch_triton_server.py" in d.message], report.diagnostics
-    with TritonServer(tmp_path / "repo", timeout=120, extra_args=("--disable-auto-complete-config",),
-                      env={"SPECDEC_ENGINE_THREADS": "1"}) as srv:
-        for name, decoupled in (("tensorrt_llm", True), ("no_policy", False)):
+    with TritonServer(tmp_path / "repo", timeout=120, env={"SPECDEC_ENGINE_THREADS": "1"}) as srv:
+        assert not srv.auto_complete
+        for name, decoupled in (("rendered", True), ("tensorrt_llm", False)):
             with urllib.request.urlopen(f"{srv.http_url}/v2/models/{name}/config", timeout=30) as r:
                 config = json.loads(r.read())
             assert bool(config.get("model_transaction_policy", {}).get("decoupled", False)) is decoupled, name
         status, text = _post(f"{srv.http_url}/v2/models/tensorrt_llm/generate_stream",
                              {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-        assert status == 200 and text.count("data:") >= 1, (status, text)
-        status, text = _post(f"{srv.http_url}/v2/models/no_policy/generate_stream",
+        assert status == 200 and text.count("data: ") == 1 and "error" not in text, text
+        assert behaviour.load().value("llmapi_decoupled_from_model_yaml")
+        assert "triton_config.decoupled is True but Triton runs the model with decoupled=False" in srv.log()
+        status, text = _post(f"{srv.http_url}/v2/models/rendered/generate_stream",
                              {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-        # Refused (the stand-in follows the policy Triton runs); the exact error is the stand-in's to word.
-        assert status != 200 or "error" in text.lower(), (status, text)
-        assert generate(srv, "no_policy", PROMPTS[0])["text_output"]
+        assert status == 200 and text.count("data: ") == 1 and "error" not in text, text

@@ -108,27 +108,32 @@ def test_every_reproduction_has_its_output_and_a_test():
 def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(tmp_path, tiny_models):
     """launch_triton_server.py passes --disable-auto-complete-config to tritonserver, so the
     llmapi model's auto_complete_config never copies triton_config.decoupled from model.yaml.
-    A config.pbtxt without the policy (as upstream's llmapi folder ships it) refuses to stream
-    when served that way; the guide's templates write the policy into config.pbtxt, and a
-    repository rendered from them streams."""
+    Served that way from a config.pbtxt without the policy (as upstream's llmapi folder ships it) the model runs
+    non-decoupled; the release's model.py checks streaming against model.yaml, so the request is
+    accepted and answered once (behaviour: llmapi_decoupled_from_model_yaml). One event per step
+    (a release after TRT-LLM PR #14079, shown here with the stand-in's stream_per_step) needs the
+    policy in config.pbtxt, which `repo render` writes."""
     target, _ = tiny_models
     repo = tmp_path / "repo"
-    templates.render("baseline", model=str(target), out=repo, force=True)
-    templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
-    config = repo / "tensorrt_llm" / "config.pbtxt"
+    as_copied = templates.render("baseline", model=str(target), out=repo, force=True)
     policy = "model_transaction_policy {\n  decoupled: true\n}\n"
-    assert policy in (repo / "with_policy" / "config.pbtxt").read_text()
-    config.write_text(config.read_text().replace(policy, ""))  # the upstream shape: no policy here
-    srv = TritonServer(repo, timeout=180, extra_args=("--disable-auto-complete-config",),
-                       env={"SPECDEC_ENGINE_THREADS": "1"})
+    config = as_copied / "config.pbtxt"
+    assert policy in config.read_text()  # the templates carry it; upstream's llmapi folder does not
+    config.write_text(config.read_text().replace(policy, ""))
+    with_policy = templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
+    yaml_path = with_policy / "1" / "model.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("  decoupled: true\n",
+                                                       "  decoupled: true\n  cpu_behaviour: [stream_per_step]\n"))
+    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
     try:
         srv.start()
-        without_policy = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
+        as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
                            TRITON_MODEL="tensorrt_llm")
         fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
                      TRITON_MODEL="with_policy")
     finally:
         srv.stop()
-    assert without_policy == (OUT / "stream_not_decoupled.txt").read_text()
+    once = [line for line in as_rendered.splitlines() if line.startswith("data: ")]
+    assert len(once) == 1 and '"text_output"' in once[0], as_rendered
     events = [line for line in fixed.splitlines() if line.startswith("data: ")]
     assert len(events) > 1 and all('"text_output"' in e for e in events), fixed

@@ -1,8 +1,10 @@
 """Stream one generation over gRPC with tritonclient. Needs a decoupled model (the templates are).
 
-Each response is printed as one JSON line. Its text_output is the whole text so far (not only the
-new piece), and because the request sets sampling_param_return_perf_metrics every response carries
-the speculative-decoding counters so far, as strings, as TensorRT-LLM's llmapi model sends them.
+Each response is printed as one JSON line. On TensorRT-LLM 1.1.0 and 1.2.1 the llmapi model sends
+one response with the whole text (per-step streaming came after 1.2.1, TensorRT-LLM PR #14079; its
+responses each hold the whole text so far, not only the new piece). Because the request sets
+sampling_param_return_perf_metrics, every response carries the speculative-decoding counters, as
+strings, as the llmapi model sends them.
 """
 
 import json

@@ -223,7 +223,7 @@ def render(
         if method in NEEDS_DRAFT_MODEL and not draft_model:
             draft_model = str(smollm2.ensure_draft_checkpoint())
     if method in NEEDS_DRAFT_MODEL and not draft_model:
-        raise UserError(f"{method} needs --draft-model (the draft model's HF name or directory)")
+        raise UserError(f"{method} needs --draft-model (the draft model's local directory; a hub id too where the release downloads it)")
     if draft_model and method not in NEEDS_DRAFT_MODEL:
         raise UserError(f"--draft-model is only used by {', '.join(sorted(NEEDS_DRAFT_MODEL))}, not {method}")
     if drafter and method not in NEEDS_DRAFTER:
@@ -281,6 +281,7 @@ def render(
         shutil.copyfile(drafter_file, target / "1" / drafter_file.name)
 
     if engine == "cpu":
+        _cpu_stand_in_files(target, text, method, engine)
         model_py = _PKG / "engine" / "model.py"
         if not model_py.exists():
             raise UserError(f"CPU engine model.py not found at {model_py}")
@@ -303,6 +304,17 @@ def render(
     for f in files:
         shutil.copyfile(src_dir / f, target / "1" / f)
     return target
+
+
+def _cpu_stand_in_files(target: Path, text: str, method: str, engine: str) -> None:
+    """Name the track in model.yaml: the stand-in answers as the release the ``trtllm=`` comment names.
+
+    (config.pbtxt already carries model.yaml's max_batch_size and policy: ``_fill_config``.)
+    """
+    stamp = (f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from "
+             f"model_repo_templates/llmapi/{method}.\n"
+             f"# specdec-guide: trtllm={TRACK}\n# specdec-guide: engine=cpu\n")
+    (target / "1" / "model.yaml").write_text(stamp + text)
 
 
 def _run(args) -> int:

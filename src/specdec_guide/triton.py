@@ -7,6 +7,12 @@ container; only the model behind it is our CPU engine.
 
 ``specdec-guide triton up --repo DIR`` runs it in the foreground; ``serve(repo)`` /
 ``TritonServer`` do the same for notebooks and tests, on free ports, with cleanup in ``finally``.
+
+Like the container's ``launch_triton_server.py`` (behaviour fact ``launcher_disables_auto_complete``),
+the server starts with ``--disable-auto-complete-config`` unless asked otherwise
+(``--auto-complete-config``, ``auto_complete=True``: plain ``tritonserver`` as a reader might run
+it): Triton then takes max_batch_size and the decoupled policy from config.pbtxt, and model.yaml's
+``triton_config`` reaches only the model itself.
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ PORT_NAMES = ("http_port", "grpc_port", "metrics_port")
 PORT_ENV = {"http_port": ("TRITON_HTTP_PORT", 8000), "grpc_port": ("TRITON_GRPC_PORT", 8001),
             "metrics_port": ("TRITON_METRICS_PORT", 8002)}
 STOP_GRACE_S = 10.0
+
+
+def launcher_disables_auto_complete(track: str | None = None) -> bool:
+    """The behaviour fact ``launcher_disables_auto_complete`` (true where the record has none yet)."""
+    from specdec_guide import behaviour
+
+    return bool(behaviour.load(track).value("launcher_disables_auto_complete", True))
 
 
 def _pytriton_paths() -> tuple[Path, Path]:
@@ -160,6 +173,7 @@ class TritonServer:
         log_verbose: int = 0,
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        auto_complete: bool | None = None,
     ):
         self.repo = Path(repo).resolve()
         self.http_port, self.grpc_port, self.metrics_port = http_port, grpc_port, metrics_port
@@ -167,6 +181,8 @@ class TritonServer:
         self.log_verbose = log_verbose
         self.extra_args = tuple(extra_args)
         self.extra_env = dict(env or {})  # e.g. thread limits for the model processes
+        # None: as the container's launcher does (launcher_disables_auto_complete of the default track).
+        self.auto_complete = (not launcher_disables_auto_complete()) if auto_complete is None else bool(auto_complete)
         # A unique prefix lets us find (and delete) exactly this server's shared-memory files.
         self.shm_prefix = f"specdec{os.getpid()}x{uuid.uuid4().hex[:8]}_"
         self.proc: subprocess.Popen | None = None
@@ -244,6 +260,8 @@ class TritonServer:
             "--exit-on-error=true",
             "--strict-readiness=true",
             f"--log-verbose={self.log_verbose}",
+            *(() if self.auto_complete or "--disable-auto-complete-config" in self.extra_args
+              else ("--disable-auto-complete-config",)),
             *self.extra_args,
         ]
 
@@ -380,7 +398,8 @@ def env_port(name: str) -> int:
 
 def _up(args) -> int:
     ports = {name: getattr(args, name) if getattr(args, name) is not None else env_port(name) for name in PORT_NAMES}
-    server = TritonServer(args.repo, timeout=args.timeout, log_verbose=args.log_verbose, **ports)
+    server = TritonServer(args.repo, timeout=args.timeout, log_verbose=args.log_verbose,
+                          auto_complete=True if args.auto_complete_config else None, **ports)
     stopping = False
 
     def on_signal(signum, frame):  # SIGTERM behaves like Ctrl-C: leave the wait loop, clean up
@@ -395,6 +414,8 @@ def _up(args) -> int:
         print(f"  gRPC     {server.grpc_address}")
         print(f"  metrics  {server.metrics_url}")
         print(f"  log      {server.log_path} (removed on stop)")
+        print("  config   " + ("auto-complete on: model.yaml's triton_config sets the policy" if server.auto_complete
+                             else "auto-complete off, as the container's launcher: config.pbtxt sets the policy"))
         print("Ctrl-C stops it.", flush=True)
         while True:
             rc = server.proc.poll()
@@ -428,4 +449,7 @@ def register(subparsers) -> None:
         up.add_argument(flag, type=int, default=None, help=f"default ${var}, else {default}")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for /v2/health/ready")
     up.add_argument("--log-verbose", type=int, default=0)
+    up.add_argument("--auto-complete-config", action="store_true",
+                    help="let Triton call the model's auto_complete_config (model.yaml's triton_config sets the "
+                    "policy); by default it is disabled, as the container's launch_triton_server.py does")
     up.set_defaults(func=_up)

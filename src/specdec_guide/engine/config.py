@@ -1,18 +1,27 @@
-"""Read the Triton llmapi ``model.yaml`` the way TensorRT-LLM 1.1.0 would, for the CPU engine.
+"""Read the Triton llmapi ``model.yaml`` the way the TensorRT-LLM release it names would, for the CPU engine.
 
-In the container, every key of ``model.yaml`` except ``triton_config`` becomes ``LLM(**kwargs)``
-and ``speculative_config`` is dispatched on ``decoding_type``. The file is first checked exactly
-as ``specdec-guide validate`` checks it against the 1.1.0 snapshot (one checker, one set of
-facts: :mod:`specdec_guide.validate.llm_yaml`); this module then refuses what the CPU engine
-cannot run and keeps the few keys it honours. Every mistake is one line
+The track is the one the file names in a ``# specdec-guide: trtllm=<id or alias>`` comment (what
+``specdec-guide repo render`` writes above the file and ``specdec-guide validate`` reads), else the
+default track. In the container, every key of ``model.yaml`` except ``triton_config`` becomes
+``LLM(**kwargs)`` and ``speculative_config`` is dispatched on ``decoding_type``. The file is first
+checked exactly as ``specdec-guide validate`` checks it against that track's snapshot (one checker,
+one set of facts: :mod:`specdec_guide.validate.llm_yaml`), so a 1.2.1 file with
+``speculative_model`` loads on the 1.2.1 track and is refused on 1.1.0; this module then refuses what
+the CPU engine cannot run and keeps the few keys it honours. Every mistake is one line
 ``path:line:col: reason`` (from the YAML node marks), because that line is what the Triton log
 shows when the model fails to load.
 
 Honoured: ``model``, ``tokenizer``, ``backend`` (must be pytorch), ``max_seq_len``,
-``return_perf_metrics``, ``speculative_config`` (NGram, DraftTarget, UserProvided) and
-``triton_config`` (``max_batch_size``, ``decoupled``, ``cancellation_check_period_ms`` and our
-``cpu_drafter``). Every other TorchLlmArgs field is accepted and ignored (GPU-only knobs);
-a key TorchLlmArgs does not have is an error, as in TensorRT-LLM (``extra: forbid``).
+``return_perf_metrics``, ``sampler_type`` (which counters the release fills), ``speculative_config``
+(NGram, DraftTarget, UserProvided; the draft as ``speculative_model_dir`` or, from 1.2, its alias
+``speculative_model``) and ``triton_config`` (``max_batch_size``, ``decoupled``,
+``cancellation_check_period_ms``, and ours: ``cpu_drafter`` and ``cpu_behaviour``). Every other
+TorchLlmArgs field is accepted and ignored (GPU-only knobs); a key TorchLlmArgs does not have is an
+error, as in TensorRT-LLM (``extra: forbid``).
+
+``triton_config`` keys are not defaulted here the way the release does not default them: which of
+``decoupled`` / ``max_batch_size`` the file has is kept (:attr:`TritonSettings.present`), and
+``model.py`` fails the load where the release's model.py would (a KeyError).
 """
 
 from __future__ import annotations
@@ -26,7 +35,36 @@ import yaml
 
 from specdec_guide.diagnostics import Diagnostic
 
-SNAPSHOT_VERSION = "1.1.0"
+# Departures from the release the stand-in makes only when model.yaml asks for them
+# (triton_config.cpu_behaviour), to show what a later release or TensorRT-LLM's own runtime does.
+TEACHING_BEHAVIOURS = {
+    "stream_per_step": "one streamed event per decoding step, as the llmapi model.py streams after "
+    "TensorRT-LLM PR #14079 (the pinned releases send one event)",
+    "filled_draft_counters": "per-request draft counters filled with TorchSampler, as after TensorRT-LLM "
+    "PR #17082 (the pinned releases return zeros)",
+}
+
+# Used while a fact is missing from a track's behaviour record (the stand-in logs each as
+# unconfirmed); the values are the leads the record's sources point to.
+RELEASE_FALLBACKS = {
+    "llmapi_model_streams_per_step": False,
+    "llmapi_perf_outputs": [
+        "kv_cache_reused_block", "kv_cache_hit_rate", "kv_cache_alloc_new_blocks", "kv_cache_alloc_total_blocks",
+        "kv_cache_missed_block", "arrival_time_ns", "first_scheduled_time_ns", "first_token_time_ns",
+        "last_token_time_ns", "acceptance_rate", "total_accepted_draft_tokens", "total_draft_tokens",
+    ],
+    # TensorRT-LLM PR #17082: zero per-request draft counters with TorchSampler on 1.1.0 and 1.2.1.
+    "per_request_draft_counters_filled": {"TorchSampler": False, "TRTLLMSampler": True},
+}
+
+
+def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
+    """(value, confidence) of a fact in the track's behaviour record; (None, None) if it has none."""
+    from specdec_guide import behaviour
+
+    fact = behaviour.load(track).facts.get(fact_id)
+    return (None, None) if fact is None else (fact.value, fact.confidence)
+
 
 # decoding_type values the CPU engine runs; the snapshot decides which spellings are valid at all.
 RUNNABLE_DECODING_TYPES = ("NGram", "DraftTarget", "UserProvided")
@@ -44,7 +82,8 @@ REFUSALS = {
 }
 
 # The keys this module itself interprets; every other valid TorchLlmArgs key is ignored on CPU.
-_HONOURED_KEYS = ("model", "tokenizer", "backend", "max_seq_len", "return_perf_metrics", "speculative_config")
+_HONOURED_KEYS = ("model", "tokenizer", "backend", "max_seq_len", "return_perf_metrics", "sampler_type",
+                  "speculative_config")
 
 
 class ConfigError(ValueError):
@@ -72,6 +111,9 @@ class TritonSettings:
     decoupled: bool = False
     cancellation_check_period_ms: int = 100  # accepted; requests run to completion on CPU
     cpu_drafter: str | None = None  # ours: "module:Class" or "file.py:Class" (UserProvided only)
+    cpu_behaviour: tuple[str, ...] = ()  # ours: TEACHING_BEHAVIOURS asked for; () = as the release
+    present: tuple[str, ...] = ()  # which of the keys the release reads without a default are in the file
+    section: bool = False  # whether model.yaml has a triton_config mapping at all
 
 
 @dataclass(frozen=True)
@@ -84,6 +126,8 @@ class EngineConfig:
     speculative: SpeculativeConfig | None = None
     triton: TritonSettings = TritonSettings()
     ignored_keys: tuple[str, ...] = field(default=())  # valid TorchLlmArgs keys the CPU engine skips
+    track: str = ""  # the TensorRT-LLM track the file was read for (its trtllm= comment, else the default)
+    sampler_type: str = "auto"
 
     @property
     def base_dir(self) -> Path:
@@ -151,13 +195,30 @@ def _positive_int(doc: _Doc, value: Any, *keys: str, hint: str = "") -> int:
     return value
 
 
-def _schema_check(doc: _Doc, text: str) -> None:
-    """The shared TRT-LLM 1.1.0 checks; the first finding becomes the ConfigError."""
+def track_of(doc: _Doc) -> str:
+    """The track id the file names (``# specdec-guide: trtllm=...``), else the default track's."""
+    from specdec_guide.validate.kinds import declared_track
+    from specdec_guide.validate.schema import Registry
+
+    registry = Registry()
+    name = declared_track(doc.text)
+    if name is None:
+        return registry.resolve(None).id
+    found = registry.find(name)
+    if found is None or not found.exists:
+        line = next((i for i, text in enumerate(doc.text.split("\n"), 1) if "trtllm" in text and name in text), 1)
+        raise ConfigError(doc.path, line, 1, f"unknown TRT-LLM track '{name}' in the trtllm= comment "
+                          f"(known: {', '.join(registry.names())})")
+    return found.id
+
+
+def _schema_check(doc: _Doc, text: str, track: str) -> None:
+    """The shared checks of the file's own track; the first finding becomes the ConfigError."""
     from specdec_guide.validate import llm_yaml
     from specdec_guide.validate.schema import Registry
 
     registry = Registry()
-    findings = llm_yaml.check(text, registry.resolve(SNAPSHOT_VERSION), registry, model_yaml=True, cpu_engine=True)
+    findings = llm_yaml.check(text, registry.resolve(track), registry, model_yaml=True, cpu_engine=True)
     if findings:
         line, col, reason = findings[0]
         raise ConfigError(doc.path, line, col, reason)
@@ -184,7 +245,8 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
     spec_raw = data.get("speculative_config")
     if isinstance(spec_raw, dict) and spec_raw.get("decoding_type") in REFUSALS:
         raise doc.error(REFUSALS[spec_raw["decoding_type"]], "speculative_config", "decoding_type")
-    _schema_check(doc, doc.text)  # unknown keys, types, spellings, required fields: as TRT-LLM 1.1.0
+    track = track_of(doc)
+    _schema_check(doc, doc.text, track)  # unknown keys, types, spellings, required fields: as that release
 
     if "model" not in data:
         raise doc.error("missing required key 'model' (a local Hugging Face checkpoint directory)")
@@ -201,6 +263,8 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
         _positive_int(doc, max_seq_len, "max_seq_len")
     perf = data.get("return_perf_metrics", False)
     _want(doc, perf, bool, "true or false", "return_perf_metrics")
+    sampler = data.get("sampler_type", "auto")
+    _want(doc, sampler, str, "TorchSampler, TRTLLMSampler or auto", "sampler_type")
 
     triton = _triton_settings(doc, data.get("triton_config"))
     spec = _speculative(doc, data.get("speculative_config"))
@@ -216,7 +280,7 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
     ignored = tuple(k for k in data if k not in _HONOURED_KEYS and k != "triton_config")
     return EngineConfig(
         path=path, model=model, tokenizer=tokenizer, max_seq_len=max_seq_len, return_perf_metrics=perf,
-        speculative=spec, triton=triton, ignored_keys=ignored,
+        speculative=spec, triton=triton, ignored_keys=ignored, track=track, sampler_type=sampler,
     )
 
 
@@ -231,6 +295,7 @@ def _triton_settings(doc: _Doc, raw: Any) -> TritonSettings:
     if raw is None:
         return TritonSettings()
     _want(doc, raw, dict, "a mapping (max_batch_size, decoupled)", "triton_config")
+    present = tuple(k for k in ("decoupled", "max_batch_size") if k in raw)
     mbs = raw.get("max_batch_size", 0)
     _want(doc, mbs, int, "an integer >= 0", "triton_config", "max_batch_size")
     if mbs < 0:
@@ -244,8 +309,16 @@ def _triton_settings(doc: _Doc, raw: Any) -> TritonSettings:
         if drafter.count(":") != 1 or not all(drafter.split(":")):
             raise doc.error(f"triton_config.cpu_drafter: expected module:Class (or file.py:Class), got '{drafter}'",
                             "triton_config", "cpu_drafter")
+    shows = raw.get("cpu_behaviour", [])
+    _want(doc, shows, list, f"a list of: {', '.join(TEACHING_BEHAVIOURS)}", "triton_config", "cpu_behaviour")
+    for item in shows:
+        if item not in TEACHING_BEHAVIOURS:
+            raise doc.error(f"triton_config.cpu_behaviour: unknown behaviour {item!r}; the stand-in answers as the "
+                            f"release unless asked for one of: {', '.join(TEACHING_BEHAVIOURS)}",
+                            "triton_config", "cpu_behaviour")
     return TritonSettings(max_batch_size=mbs, decoupled=decoupled, cancellation_check_period_ms=period,
-                          cpu_drafter=drafter)
+                          cpu_drafter=drafter, cpu_behaviour=tuple(dict.fromkeys(shows)), present=present,
+                          section=True)
 
 
 def _speculative(doc: _Doc, raw: Any) -> SpeculativeConfig | None:
@@ -259,9 +332,12 @@ def _speculative(doc: _Doc, raw: Any) -> SpeculativeConfig | None:
         raise doc.error(f"decoding_type '{kind}': the CPU reference engine runs only "
                         f"{', '.join(RUNNABLE_DECODING_TYPES)}", *at)
     max_draft_len = _positive_int(doc, raw.get("max_draft_len"), *where, "max_draft_len")
-    draft_model = raw.get("speculative_model_dir")
+    # 1.2 renamed the key to speculative_model and kept the old name as an alias; the track's
+    # snapshot (checked above) has already refused the spelling its release does not know.
+    draft_key = "speculative_model" if raw.get("speculative_model") is not None else "speculative_model_dir"
+    draft_model = raw.get(draft_key)
     if draft_model is not None:
-        _want(doc, draft_model, str, "a checkpoint directory", *where, "speculative_model_dir")
+        _want(doc, draft_model, str, "a checkpoint directory", *where, draft_key)
     if kind == "DraftTarget" and not draft_model:
         raise doc.error("DraftTarget needs speculative_config.speculative_model_dir (the draft checkpoint)", *at)
 

@@ -1,70 +1,106 @@
-"""Triton Python-backend adapter for the guide's CPU reference engine (the llmapi contract).
+"""Triton Python-backend adapter for the guide's CPU stand-in of TensorRT-LLM's ``llmapi`` model.
 
 ``specdec-guide repo render --engine cpu`` copies this file to ``<repo>/<model>/1/model.py``,
-next to ``1/model.yaml``; it stands where TensorRT-LLM's llmapi ``model.py`` stands in the
-container and answers the same inputs and outputs (``config.pbtxt``). It stays thin on purpose:
-the engine lives in the installed ``specdec_guide`` package, this file only translates tensors.
+next to ``1/model.yaml``; it stands where the container's llmapi ``model.py`` stands and answers
+the same inputs and outputs (``config.pbtxt``). It stays thin on purpose: the engine lives in the
+installed ``specdec_guide`` package, this file only translates tensors.
 
-Behaviour kept from the container's model.py: ``triton_config`` in model.yaml sets
-max_batch_size and decoupled (auto_complete_config); one prompt per request; the prompt is echoed
-unless ``sampling_param_exclude_input_from_output``; streaming needs decoupled mode and each
-streamed response carries the text so far; finish/stop reasons are sent as strings when asked.
+It answers as the release of the track ``model.yaml`` names (``# specdec-guide: trtllm=<id>``,
+written by ``repo render``; else the default track), from that track's behaviour record
+(``schemas/<track>/behaviour/triton_model.yaml`` and ``llm_api.yaml``, read by id):
 
-The response format follows the llmapi ``model.py`` read at TensorRT-LLM commit b35ac1b6 (main,
-version 1.2.0rc2, before 1.2.1) and again at 044a90d2 (2026): identical ``_create_response`` in
-both. The perf-metric outputs came with TensorRT-LLM PR #5554 (merged 2025-06-27, before 1.1.0;
-its example response shows string values). The 1.1.0 and 1.2.1 release commits themselves could
-not be read (schemas/1.1.0/triton.yaml says why), so nothing here differs per release:
-- ``text_output`` is ``CompletionOutput.text``, the whole text generated so far, in every streamed
-  response (cumulative, not a delta: a client that concatenates events duplicates text);
-- with ``sampling_param_return_perf_metrics`` every response, each streamed one included, carries
-  the counters, built with text_output's dtype (TYPE_STRING): JSON and tritonclient see strings
-  ("12", "0.75") although config.pbtxt declares INT32/FP32/INT64 for them.
-Differences: kv_cache_* and cumulative_logprob are not sent (no paged KV cache, no logprobs here);
-bad requests get INVALID_ARG (HTTP 400) rather than a generic error.
+- streaming: one response with the whole text, because the pinned releases pass ``streaming`` into
+  generate_async's ``lora_request`` slot (``llmapi_model_streams_per_step``: false); the check
+  'Streaming is only supported in decoupled mode.' uses model.yaml's ``triton_config.decoupled``
+  (``llmapi_decoupled_from_model_yaml``), not the policy Triton runs;
+- errors: every failure is one final response 'Error generating request: <reason>' with code
+  INTERNAL, HTTP 500 (``llmapi_error_shape``); the reasons are the stand-in's own words where the
+  release's would come from TensorRT-LLM's SamplingParams or executor;
+- loading: ``triton_config``, its ``decoupled`` and (with auto-complete) ``max_batch_size`` are read
+  without defaults, so a file without them fails with a KeyError; with auto-complete the policy and
+  max_batch_size are set unconditionally, so a config.pbtxt that disagrees stops the load
+  (``llmapi_triton_config_required_keys``, ``auto_complete_policy_conflict_fails``);
+- outputs: with perf metrics, five ``kv_cache_*`` counters, four timestamps and three
+  speculative-decoding counters in every response, as strings (``llmapi_perf_outputs``,
+  ``llmapi_counters_as_strings``); the KV-cache counters are the stand-in's own honest count (its
+  cache in 32-token blocks, the TensorRT-LLM default, never reused);
+- draft counters: zero where the release leaves them unfilled (``per_request_draft_counters_filled``).
+
+Departures only when asked, in ``triton_config.cpu_behaviour`` (config.TEACHING_BEHAVIOURS):
+``stream_per_step`` (one event per step, as after PR #14079; needs a decoupled model) and
+``filled_draft_counters`` (the engine's real counts, as after PR #17082). The load log names the
+track and every departure; an output a page shows from such a model says so in its stored file's
+first line (the Python backend of the CPU tritonserver, 2.51, cannot attach response parameters).
+
+Not imitated (the stand-in cannot): frequency/presence penalties and best_of > 1 are refused in the
+release's error shape instead of being applied; cumulative_logprob is not sent.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import traceback
 from pathlib import Path
 
+import sys
+
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+# The Python backend stub embeds its interpreter without reading PYTHONPATH, so the package would
+# come from the virtualenv's own install; a checkout run with PYTHONPATH=src serves its own engine.
+for _entry in reversed([p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]):
+    if _entry not in sys.path:
+        sys.path.insert(0, _entry)
+
 CONFIG_NAME_ENV = "LLM_CONFIG_PATH"  # same override as the container's model.py
 DEFAULT_CONFIG_NAME = "model.yaml"
+ERROR_PREFIX = "Error generating request: "  # the release's wrapping (llmapi_error_shape)
+TOKENS_PER_BLOCK = 32  # KvCacheConfig.tokens_per_block default (schemas/<track>/llm_api.yaml)
 
 
 def _config_path(model_dir: Path) -> Path:
     return model_dir / os.environ.get(CONFIG_NAME_ENV, DEFAULT_CONFIG_NAME)
 
 
-def _error(message: str, code_name: str = "INVALID_ARG"):
+def _error(message: str, code_name: str = "INTERNAL", text_output_dtype=np.object_):
     code = getattr(pb_utils.TritonError, code_name, None)
     err = pb_utils.TritonError(message, code) if code is not None else pb_utils.TritonError(message)
-    return pb_utils.InferenceResponse(output_tensors=[], error=err)
+    # Like the release, an error response also carries text_output "N/A" (clients see the error).
+    tensor = pb_utils.Tensor("text_output", np.asarray(["N/A"], dtype=text_output_dtype))
+    return pb_utils.InferenceResponse(output_tensors=[tensor], error=err)
+
+
+def _missing_key(path: Path, key: str, where: str) -> KeyError:
+    # The release's model.py indexes triton_config[...] and fails with a bare KeyError; the log line
+    # says which file and why, so a reader of the Triton log is not left with "'decoupled'" alone.
+    pb_utils.Logger.log_error(f"[specdec cpu stand-in] {path}: {key} is missing; the release's model.py reads "
+                              f"it without a default in {where}, so the model fails to load (KeyError)")
+    return KeyError(key.rsplit(".", 1)[-1])
 
 
 class TritonPythonModel:
     @classmethod
     def auto_complete_config(cls, auto_complete_model_config):
-        """Copy triton_config.{decoupled,max_batch_size} from model.yaml into the model config."""
+        """As the release: set the policy and max_batch_size from model.yaml, unconditionally."""
         from specdec_guide.engine.config import load_triton_settings
 
-        settings = load_triton_settings(_config_path(Path(__file__).resolve().parent))
-        current = auto_complete_model_config.as_dict()
-        if not current.get("max_batch_size"):
-            auto_complete_model_config.set_max_batch_size(int(settings.max_batch_size))
-        if "model_transaction_policy" not in current or not current["model_transaction_policy"]:
-            auto_complete_model_config.set_model_transaction_policy(dict(decoupled=bool(settings.decoupled)))
+        path = _config_path(Path(__file__).resolve().parent)
+        settings = load_triton_settings(path)
+        for key in ("triton_config", "triton_config.decoupled", "triton_config.max_batch_size"):
+            have = settings.section if key == "triton_config" else key.split(".")[1] in settings.present
+            if not have:
+                raise _missing_key(path, key, "auto_complete_config")
+        # pb_utils raises ValueError when config.pbtxt already says otherwise: the load stops there.
+        auto_complete_model_config.set_model_transaction_policy(dict(decoupled=bool(settings.decoupled)))
+        auto_complete_model_config.set_max_batch_size(int(settings.max_batch_size))
         return auto_complete_model_config
 
     def initialize(self, args):
-        from specdec_guide.engine.config import ConfigError
+        from specdec_guide.engine.config import TEACHING_BEHAVIOURS, ConfigError
         from specdec_guide.engine.core import Engine
 
         self.logger = pb_utils.Logger
@@ -74,54 +110,72 @@ class TritonPythonModel:
         if not _config_path(model_dir).is_file():
             model_dir = Path(__file__).resolve().parent
         path = _config_path(model_dir)
-        # The effective policy, not model.yaml's: a server started with --disable-auto-complete-config
-        # keeps config.pbtxt's values, and streaming must follow what Triton actually does.
-        self.decoupled = pb_utils.using_decoupled_model_transaction_policy(model_config)
-        self.batched = int(model_config.get("max_batch_size", 0)) > 0
         self.output_dtypes = {
             o["name"]: pb_utils.triton_string_to_numpy(o["data_type"]) for o in model_config.get("output", [])
         }
+        self.text_dtype = self.output_dtypes.get("text_output", np.object_)
+        # What Triton runs (config.pbtxt, or auto-complete's result): decides how responses travel.
+        self.served_decoupled = pb_utils.using_decoupled_model_transaction_policy(model_config)
+        self.batched = int(model_config.get("max_batch_size", 0)) > 0
         try:
             self.engine = Engine.from_yaml(path)
         except ConfigError as err:
             # Raised as a plain one-liner: Triton logs it as the reason the model failed to load.
             raise pb_utils.TritonModelException(str(err)) from None
         cfg = self.engine.config
-        if cfg.triton.decoupled != self.decoupled:
-            self.logger.log_warn(f"{path}: triton_config.decoupled is {cfg.triton.decoupled} but the server runs "
-                                 f"the model with decoupled={self.decoupled} (auto-complete disabled?)")
+        if not cfg.triton.section:
+            raise _missing_key(path, "triton_config", "initialize")
+        if "decoupled" not in cfg.triton.present:
+            raise _missing_key(path, "triton_config.decoupled", "initialize")
+        # The release's own flag is model.yaml's value, whatever Triton runs (llmapi_decoupled_from_model_yaml).
+        self.decoupled = cfg.triton.decoupled
+        self.release = _release_facts(cfg.track)
+        self.shows = cfg.triton.cpu_behaviour
+        self.per_step = self.release["streams_per_step"] or "stream_per_step" in self.shows
+        self.counters_filled = "filled_draft_counters" in self.shows or _counters_filled(
+            self.release["counters_filled"], cfg.sampler_type)
+        if cfg.triton.decoupled != self.served_decoupled:
+            self.logger.log_warn(f"{path}: triton_config.decoupled is {cfg.triton.decoupled} but Triton runs the model "
+                                 f"with decoupled={self.served_decoupled} (config.pbtxt; the container's launcher "
+                                 "disables auto-complete): the release checks streaming against model.yaml")
+        if "stream_per_step" in self.shows and not self.served_decoupled:
+            self.logger.log_warn(f"{path}: cpu_behaviour stream_per_step needs Triton to run the model decoupled; "
+                                 "config.pbtxt says otherwise, so streamed requests get one response")
         spec = cfg.speculative.decoding_type if cfg.speculative else "none"
-        self.logger.log_info(f"[specdec cpu engine] model={cfg.model} speculative={spec} decoupled={self.decoupled} "
-                             f"ignored_keys={list(cfg.ignored_keys)}")
+        shown = "; ".join(f"{b}: {TEACHING_BEHAVIOURS[b]}" for b in self.shows) or "none (answers as the release)"
+        self.logger.log_info(f"[specdec cpu stand-in] TensorRT-LLM track {cfg.track} (llmapi model.py of that "
+                             f"release); departures asked: {shown}; model={cfg.model} speculative={spec} "
+                             f"decoupled={self.decoupled} ignored_keys={list(cfg.ignored_keys)}")
+        for note in self.release["unconfirmed"]:
+            self.logger.log_info(f"[specdec cpu stand-in] followed an unconfirmed fact: {note}")
         self._lock = threading.Lock()  # the engine runs one request at a time
 
     # -- requests ------------------------------------------------------------------------
     def execute(self, requests):
-        from specdec_guide.engine.requests import INPUT_NAMES
-
         responses = []
         with self._lock:
             for request in requests:
-                sender = request.get_response_sender() if self.decoupled else None
-                result = self._serve_one(request, sender, INPUT_NAMES)
-                if not self.decoupled:
+                sender = request.get_response_sender() if self.served_decoupled else None
+                result = self._serve_one(request, sender)
+                if not self.served_decoupled:
                     responses.append(result)
-        return None if self.decoupled else responses
+        return None if self.served_decoupled else responses
 
-    def _serve_one(self, request, sender, input_names):
+    def _serve_one(self, request, sender):
         """Decoupled: send every response through ``sender``. Otherwise return the one response."""
         from specdec_guide.engine.requests import RequestError, parse_request
 
         final = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
         try:
-            fields = self._read_inputs(request, input_names)
+            fields = self._read_inputs(request)
             if fields.get("stop") is not None and bool(np.asarray(fields["stop"]).reshape(-1)[:1].any()):
                 return self._finish(sender, self._stop_response(request))
             parsed = parse_request(fields)
             if parsed.streaming and not self.decoupled:
                 raise RequestError("Streaming is only supported in decoupled mode.")
             chunks = self.engine.generate(parsed)
-            if sender is None or not parsed.streaming:
+            if sender is None or not (parsed.streaming and self.per_step):
+                # The release's path for every request, streamed or not: one response at the end.
                 chunk = None
                 for chunk in chunks:
                     pass
@@ -129,14 +183,13 @@ class TritonPythonModel:
             for chunk in chunks:
                 if self._cancelled(sender):
                     chunks.close()
-                    return self._finish(sender, _error("Request cancelled by client", "CANCELLED"))
+                    return self._finish(sender, _error("Request cancelled by client", "CANCELLED", self.text_dtype))
                 sender.send(self._response(chunk, parsed), flags=final if chunk.finished else 0)
             return None
-        except RequestError as err:
-            return self._finish(sender, _error(str(err)))
-        except Exception as err:  # a bug or a drafter failure: keep serving, say what happened
-            self.logger.log_error(f"[specdec cpu engine] request failed: {traceback.format_exc()}")
-            return self._finish(sender, _error(f"Error generating request: {type(err).__name__}: {err}", "INTERNAL"))
+        except Exception as err:  # the release wraps every failure alike (llmapi_error_shape)
+            if not isinstance(err, RequestError):
+                self.logger.log_error(f"[specdec cpu stand-in] request failed: {traceback.format_exc()}")
+            return self._finish(sender, _error(f"{ERROR_PREFIX}{err}", "INTERNAL", self.text_dtype))
 
     @staticmethod
     def _finish(sender, response):
@@ -153,24 +206,30 @@ class TritonPythonModel:
         except Exception:  # older stubs have no is_cancelled
             return False
 
-    @staticmethod
-    def _stop_response(request):
+    def _stop_response(self, request):
         # The container's model.py cancels in-flight requests with the same Triton request id; this
         # engine has none in flight (one request at a time), so only the replies are imitated.
         if not request.request_id():
-            return _error("A request id must be provided for request cancellation")
-        return _error("Request cancelled by client", "CANCELLED")
+            return _error("A request id must be provided for request cancellation", "INTERNAL", self.text_dtype)
+        return _error("Request cancelled by client", "CANCELLED", self.text_dtype)
 
     @staticmethod
-    def _read_inputs(request, input_names) -> dict:
+    def _read_inputs(request) -> dict:
+        from specdec_guide.engine.requests import INPUT_NAMES, LIST_INPUTS, RequestError
+
         fields = {}
-        for name in input_names:
+        for name in INPUT_NAMES:
             tensor = pb_utils.get_input_tensor_by_name(request, name)
             if tensor is None:
                 continue
             arr = tensor.as_numpy()
-            if name == "text_input" and arr.ndim > 1 and arr.shape[-1] != 1 and arr.shape[0] == 1:
-                arr = arr[0]  # [1, n] from a batched model: one request's prompts
+            if name == "text_input":
+                if arr.ndim > 1:
+                    # The release's own check; with max_batch_size > 0 Triton adds a batch
+                    # dimension, so a batched llmapi model refuses every request (llmapi_model_checks).
+                    raise RequestError("The current implementation only supports text_input being a 1D tensor.")
+            elif name not in LIST_INPUTS and arr.size != 1:
+                raise RequestError(f"Expected a scalar tensor for tensor {name}")  # the release's own check
             fields[name] = arr.reshape(-1).tolist()
         return fields
 
@@ -187,32 +246,67 @@ class TritonPythonModel:
             arr = arr.reshape(1, -1)
         return pb_utils.Tensor(name, arr)
 
+    def _kv_cache_counters(self, chunk, req) -> dict:
+        # The stand-in's own cache, counted as TensorRT-LLM counts blocks: every block is new, none reused.
+        tokens = len(self.engine.encode(req.prompt)) + len(chunk.token_ids)
+        blocks = math.ceil(tokens / TOKENS_PER_BLOCK)
+        return {"kv_cache_reused_block": 0, "kv_cache_hit_rate": 0.0, "kv_cache_alloc_new_blocks": blocks,
+                "kv_cache_alloc_total_blocks": blocks, "kv_cache_missed_block": blocks}
+
     def _response(self, chunk, req):
         tensors = [self._tensor("text_output", [chunk.text])]
-        wanted = {
-            "finish_reason": req.return_finish_reason,
-            "stop_reason": req.return_stop_reason,
-        }
+        wanted = {"finish_reason": req.return_finish_reason, "stop_reason": req.return_stop_reason}
         values = {"finish_reason": str(chunk.finish_reason), "stop_reason": str(chunk.stop_reason)}
         for name, on in wanted.items():
             if on and name in self.output_dtypes:
                 tensors.append(self._tensor(name, [values[name]]))
         if req.return_perf_metrics or self.engine.config.return_perf_metrics:
+            drafts = (chunk.acceptance_rate, chunk.total_accepted_draft_tokens, chunk.total_draft_tokens)
+            if not self.counters_filled:
+                drafts = (0.0, 0, 0)  # what the release returns (per_request_draft_counters_filled)
             metrics = {
-                "acceptance_rate": chunk.acceptance_rate,
-                "total_accepted_draft_tokens": chunk.total_accepted_draft_tokens,
-                "total_draft_tokens": chunk.total_draft_tokens,
+                **self._kv_cache_counters(chunk, req),
                 "arrival_time_ns": chunk.arrival_time_ns,
                 "first_scheduled_time_ns": chunk.arrival_time_ns,  # no queue: scheduled on arrival
                 "first_token_time_ns": chunk.first_token_time_ns,
                 "last_token_time_ns": chunk.last_token_time_ns,
+                "acceptance_rate": drafts[0],
+                "total_accepted_draft_tokens": drafts[1],
+                "total_draft_tokens": drafts[2],
             }
-            for name, value in metrics.items():
-                if name in self.output_dtypes:
+            for name in self.release["perf_outputs"]:
+                if name in metrics and name in self.output_dtypes:
                     # As text, whatever config.pbtxt declares: the llmapi model builds these tensors
                     # with text_output's dtype, and Triton serializes the values with str().
-                    tensors.append(self._tensor("text_output", [str(value)], name=name))
+                    tensors.append(self._tensor("text_output", [str(metrics[name])], name=name))
         return pb_utils.InferenceResponse(output_tensors=tensors)
 
     def finalize(self):
         self.engine = None
+
+
+def _counters_filled(value, sampler_type: str) -> bool:
+    """``per_request_draft_counters_filled`` for this file's sampler (a bool or {sampler: bool})."""
+    if isinstance(value, dict):
+        # auto picks TorchSampler on the PyTorch backend of the pinned releases (not read: unconfirmed).
+        sampler = "TorchSampler" if sampler_type in ("auto", "", None) else sampler_type
+        return bool(value.get(sampler, value.get("TorchSampler", False)))
+    return bool(value)
+
+
+def _release_facts(track: str) -> dict:
+    """The facts this adapter follows, from the track's behaviour record, with the fallbacks used
+    while a fact is missing from it (each fallback is logged as unconfirmed)."""
+    from specdec_guide.engine.config import RELEASE_FALLBACKS, release_fact
+
+    out = {"unconfirmed": []}
+    for key, fact_id in (("streams_per_step", "llmapi_model_streams_per_step"),
+                         ("perf_outputs", "llmapi_perf_outputs"),
+                         ("counters_filled", "per_request_draft_counters_filled")):
+        value, confidence = release_fact(track, fact_id)
+        if value is None:
+            value, confidence = RELEASE_FALLBACKS[fact_id], "unconfirmed (not in the record: the lead is followed)"
+        out[key] = value
+        if confidence != "confirmed" and confidence != "likely":
+            out["unconfirmed"].append(f"{fact_id}={value!r} on {track}: {confidence}")
+    return out

@@ -3,7 +3,8 @@
 Triton already enforces each input's declared dtype; this module guards what it cannot: ranges
 (``sampling_param_max_tokens`` of 0, -1 or 10**9), scalars sent as lists, an empty prompt, and
 features the CPU engine does not emulate (best_of > 1, penalties). Each problem is a
-:class:`RequestError` whose message names the input, so the HTTP client sees what to fix.
+:class:`RequestError` whose message names the input; ``model.py`` sends it in the release's shape
+("Error generating request: ...", INTERNAL), where TensorRT-LLM's SamplingParams would speak.
 
 Defaults follow the container's llmapi model.py: an absent input is not passed to
 ``SamplingParams``, so ``max_tokens`` is SamplingParams' 32 and the prompt is echoed
@@ -31,6 +32,10 @@ INPUT_NAMES = (
     "sampling_param_exclude_input_from_output", "sampling_param_return_perf_metrics", "return_finish_reason",
     "return_stop_reason", "return_cumulative_logprob", "stop",
 )
+
+
+# Inputs that are lists; every other input must hold one value (the release's own scalar check).
+LIST_INPUTS = ("text_input", "sampling_param_stop")
 
 
 class RequestError(ValueError):
@@ -147,8 +152,11 @@ def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
         top_k = _int("sampling_param_top_k", get("sampling_param_top_k"), 0)
     if get("sampling_param_top_p") is not None:
         top_p = _float("sampling_param_top_p", get("sampling_param_top_p"))
-        if not 0.0 < top_p <= 1.0:
-            raise RequestError(f"sampling_param_top_p must be in (0, 1], got {top_p}")
+        if not 0.0 <= top_p <= 1.0:
+            raise RequestError(f"sampling_param_top_p must be in [0, 1], got {top_p}")
+        if top_p == 0.0:
+            # The release passes top_p 0 on and decodes greedily (llmapi_top_p_zero_greedy, unconfirmed).
+            top_p, temperature = None, 0.0
     seed = None
     if get("sampling_param_seed") is not None:
         seed = _int("sampling_param_seed", get("sampling_param_seed"), 0, MAX_SEED)

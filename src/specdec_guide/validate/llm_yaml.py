@@ -25,7 +25,7 @@ from specdec_guide.validate.values import PVal, from_yaml
 
 
 #: triton_config keys of the CPU reference engine, with their types.
-CPU_ENGINE_TRITON_KEYS = {"cpu_drafter": "str"}
+CPU_ENGINE_TRITON_KEYS = {"cpu_drafter": "str", "cpu_behaviour": "list[str]"}
 
 
 def yaml_error(err: yaml.YAMLError) -> tuple[int, int, str]:

@@ -1,0 +1,298 @@
+"""The CPU stand-in answers as the pinned release's llmapi model.py and launcher, track by track.
+
+Every test asserts one fact of the behaviour record (schemas/<track>/behaviour/*.yaml), read by id
+from the record rather than written here a second time: if a fact's value changes, the expected
+answer changes with it. Each test names its fact id (the ``FACT`` marker in its name) and the
+failure message names the fact's sources.
+
+One tritonserver serves the request tests of both tracks (tiny models, one engine thread, the
+container launcher's --disable-auto-complete-config); two short-lived servers check the load
+failures, with and without auto-complete.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+
+import pytest
+
+from specdec_guide import behaviour, templates
+from specdec_guide.diagnostics import UserError
+from specdec_guide.engine.config import RELEASE_FALLBACKS
+from specdec_guide.triton import TritonServer
+
+TRACKS = ("1.1.0", "1.2.1")
+PROMPT = "the cat sat on the mat. the cat sat on the mat. the cat"
+# Prompts on which the tiny target's n-gram drafter does draft (so zero counters mean "not filled").
+DRAFTING_PROMPTS = ["abc abc abc abc abc", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n"]
+ENV = {"SPECDEC_ENGINE_THREADS": "1"}
+
+
+def fact(track: str, fact_id: str):
+    return behaviour.load(track).fact(fact_id)
+
+
+def value(track: str, fact_id: str):
+    """A fact's value; the stand-in's documented fallback (a lead) while the record lacks it."""
+    rec = behaviour.load(track)
+    return rec.value(fact_id) if fact_id in rec.facts else RELEASE_FALLBACKS[fact_id]
+
+
+def cite(track: str, fact_id: str) -> str:
+    rec = behaviour.load(track)
+    if fact_id not in rec.facts:
+        return f"{fact_id} on {track} (not in the record yet: the lead is followed)"
+    srcs = ", ".join(s.get("url", s.get("path", "?")) for s in rec.source_of(fact_id))
+    return f"{fact_id} on {track} ({rec.facts[fact_id].confidence}; {srcs})"
+
+
+def _retrack(model_dir, track: str, draft_key: str | None = None) -> None:
+    """Point a rendered model.yaml at ``track`` (and spell the draft key as that release does)."""
+    path = model_dir / "1" / "model.yaml"
+    text = re.sub(r"trtllm=\S+", f"trtllm={track}", path.read_text())
+    if draft_key:
+        text = text.replace("speculative_model_dir:", f"{draft_key}:")
+    path.write_text(text)
+
+
+def _edit_yaml(model_dir, old: str, new: str) -> None:
+    path = model_dir / "1" / "model.yaml"
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+
+
+def _set_policy(model_dir, decoupled: bool) -> None:
+    path = model_dir / "config.pbtxt"
+    text, n = re.subn(r"\{ decoupled: \w+ \}", "{ decoupled: %s }" % str(decoupled).lower(), path.read_text())
+    assert n == 1
+    path.write_text(text)
+
+
+def _name(track: str, kind: str) -> str:
+    return f"{kind}_{track.replace('.', '')}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_models):
+    """Per track: ngram (decoupled), draft_target (decoupled, the track's draft key), sync (baseline,
+    decoupled false), mismatch (model.yaml decoupled, config.pbtxt not); plus a teaching model."""
+    target, draft = tiny_models
+    repo = tmp_path_factory.mktemp("fidelity") / "repo"
+    common = dict(model=str(target), out=repo, force=True)
+    for track in TRACKS:
+        _retrack(templates.render("ngram", name=_name(track, "ngram"), **common), track)
+        draft_key = "speculative_model" if track == "1.2.1" else None
+        _retrack(templates.render("draft_target", name=_name(track, "dt"), draft_model=str(draft), **common),
+                 track, draft_key)
+        _retrack(templates.render("baseline", name=_name(track, "sync"), decoupled=False, **common), track)
+        trtllm_sampler = templates.render("ngram", name=_name(track, "trtllmsampler"), **common)
+        _retrack(trtllm_sampler, track)
+        _edit_yaml(trtllm_sampler, "backend: pytorch\n", "backend: pytorch\nsampler_type: TRTLLMSampler\n")
+        mismatch = templates.render("ngram", name=_name(track, "mismatch"), **common)
+        _retrack(mismatch, track)
+        _set_policy(mismatch, False)
+    templates.render("baseline", name="batched", max_batch_size=4, decoupled=False, **common)
+    teach = templates.render("ngram", name="teach", **common)
+    _edit_yaml(teach, "  decoupled: true", "  decoupled: true\n  cpu_behaviour: [stream_per_step, filled_draft_counters]")
+    srv = TritonServer(repo, timeout=300, env=ENV)
+    try:
+        yield srv.start()
+    finally:
+        srv.stop()
+    assert not srv.shm_files()
+
+
+def _post(url: str, body, timeout: float = 120) -> tuple[int, str]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def _events(text: str) -> list[dict]:
+    return [json.loads(line[len("data: "):]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def _stream(server, model: str, **fields) -> list[dict]:
+    body = {"text_input": PROMPT, "streaming": True, "sampling_param_max_tokens": 8, **fields}
+    status, text = _post(f"{server.http_url}/v2/models/{model}/generate_stream", body)
+    assert status == 200, text
+    return _events(text)
+
+
+# -- streaming --------------------------------------------------------------------------------
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_model_streams_per_step(server, track):
+    events = _stream(server, _name(track, "ngram"))
+    per_step = value(track, "llmapi_model_streams_per_step")
+    assert (len(events) > 1) == per_step and all("error" not in e for e in events), (cite(track, "llmapi_model_streams_per_step"), events)
+    if not per_step:
+        _, whole = _post(f"{server.http_url}/v2/models/{_name(track, 'ngram')}/generate",
+                         {"text_input": PROMPT, "sampling_param_max_tokens": 8})
+        assert events[0]["text_output"] == json.loads(whole)["text_output"]  # the whole text at once
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
+    """config.pbtxt runs the model non-decoupled, model.yaml says decoupled: streaming is accepted."""
+    model = _name(track, "mismatch")
+    status, text = _post(f"{server.http_url}/v2/models/{model}/generate_stream",
+                         {"text_input": PROMPT, "streaming": True, "sampling_param_max_tokens": 4})
+    accepted = status == 200 and "error" not in text
+    assert accepted == value(track, "llmapi_decoupled_from_model_yaml"), (cite(track, "llmapi_decoupled_from_model_yaml"), text)
+    assert len(_events(text)) == 1  # a non-decoupled model sends one response, whatever it is asked
+
+
+# -- errors -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("model_kind, fields, reason", [
+    ("sync", {"streaming": True}, "Streaming is only supported in decoupled mode."),
+    ("ngram", {"sampling_param_max_tokens": 0}, "sampling_param_max_tokens"),
+    ("ngram", {"sampling_param_max_tokens": 100_000}, "too large"),
+], ids=["streaming-not-decoupled", "max_tokens-0", "max_tokens-too-large"])
+def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, reason):
+    shape = value(track, "llmapi_error_shape")
+    status, text = _post(f"{server.http_url}/v2/models/{_name(track, model_kind)}/generate",
+                         {"text_input": PROMPT, **fields})
+    error = json.loads(text).get("error", "")
+    assert status != 200 and error.startswith(shape["prefix"]) and reason in error, (cite(track, "llmapi_error_shape"), text)
+
+
+def test_FACT_llmapi_model_checks_text_input_1d(server):
+    """A model with max_batch_size > 0 gets a [1, n] text_input: the release refuses it."""
+    checks = value("1.1.0", "llmapi_model_checks")
+    status, text = _post(f"{server.http_url}/v2/models/batched/generate", {"text_input": PROMPT})
+    refused = status != 200 and "only supports text_input being a 1D tensor" in text
+    assert refused == ("text_input_1d" in checks), (cite("1.1.0", "llmapi_model_checks"), text)
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_error_shape_code_on_infer(server, track):
+    """The code is the release's INTERNAL: /infer maps it to the record's HTTP status."""
+    shape = value(track, "llmapi_error_shape")
+    body = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPT]},
+                       {"name": "sampling_param_max_tokens", "shape": [1], "datatype": "INT32", "data": [0]}]}
+    status, text = _post(f"{server.http_url}/v2/models/{_name(track, 'sync')}/infer", body)
+    assert shape["code"] == "INTERNAL" and status == shape["http_status_infer"], (cite(track, "llmapi_error_shape"), text)
+    assert json.loads(text)["error"].startswith(shape["prefix"])
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_top_p_zero_greedy(server, track):
+    model = _name(track, "sync")
+    greedy = _post(f"{server.http_url}/v2/models/{model}/generate", {"text_input": PROMPT, "sampling_param_max_tokens": 6})
+    top_p0 = _post(f"{server.http_url}/v2/models/{model}/generate",
+                   {"text_input": PROMPT, "sampling_param_max_tokens": 6, "sampling_param_top_p": 0.0})
+    same = greedy[0] == top_p0[0] == 200 and json.loads(greedy[1])["text_output"] == json.loads(top_p0[1])["text_output"]
+    assert same == value(track, "llmapi_top_p_zero_greedy"), (cite(track, "llmapi_top_p_zero_greedy"), greedy, top_p0)
+
+
+# -- outputs and counters -----------------------------------------------------------------------
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_perf_outputs_and_counters_as_strings(server, track):
+    status, text = _post(f"{server.http_url}/v2/models/{_name(track, 'ngram')}/generate",
+                         {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_return_perf_metrics": True})
+    assert status == 200, text
+    got = json.loads(text)
+    wanted = value(track, "llmapi_perf_outputs")
+    assert set(got) - {"model_name", "model_version", "text_output"} == set(wanted), cite(track, "llmapi_perf_outputs")
+    as_strings = all(isinstance(got[name], str) for name in wanted)
+    assert as_strings == value(track, "llmapi_counters_as_strings"), (cite(track, "llmapi_counters_as_strings"), got)
+    blocks = int(got["kv_cache_alloc_total_blocks"])
+    assert blocks >= 1 and got["kv_cache_reused_block"] == "0"  # the stand-in's own, never-reused cache
+
+
+def _drafted(server, model: str) -> int:
+    total = 0
+    for prompt in DRAFTING_PROMPTS:
+        status, text = _post(f"{server.http_url}/v2/models/{model}/generate",
+                             {"text_input": prompt, "sampling_param_max_tokens": 32, "sampling_param_return_perf_metrics": True})
+        assert status == 200, text
+        total += int(json.loads(text)["total_draft_tokens"])
+    return total
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("sampler, kind", [("TorchSampler", "ngram"), ("TRTLLMSampler", "trtllmsampler")])
+def test_FACT_per_request_draft_counters_filled(server, track, sampler, kind):
+    """The templates leave sampler_type at auto (TorchSampler); the same engine drafts in both."""
+    filled = value(track, "per_request_draft_counters_filled")
+    filled = filled.get(sampler) if isinstance(filled, dict) else filled
+    drafted = _drafted(server, _name(track, kind))
+    assert (drafted > 0) == bool(filled), (cite(track, "per_request_draft_counters_filled"), sampler, drafted)
+
+
+# -- teaching, labelled -------------------------------------------------------------------------
+def test_teaching_departures_only_when_asked_and_labelled(server):
+    events = _stream(server, "teach", text_input=DRAFTING_PROMPTS[0], sampling_param_return_perf_metrics=True,
+                     sampling_param_max_tokens=32)
+    assert len(events) > 1 and int(events[-1]["total_draft_tokens"]) > 0, events
+    texts = [e["text_output"] for e in events]
+    cumulative = all(b.startswith(a) for a, b in zip(texts, texts[1:]))
+    assert cumulative == value("1.1.0", "llmapi_stream_text_is_cumulative"), cite("1.1.0", "llmapi_stream_text_is_cumulative")
+    # Labelled where this server can: the load log names the departures (2.51's Python backend has
+    # no response parameters; the pages' stored outputs carry the label in their first line).
+    assert "departures asked: stream_per_step" in server.log() and "filled_draft_counters:" in server.log()
+
+
+# -- model.yaml per track -------------------------------------------------------------------------
+def test_a_121_speculative_model_loads_on_the_121_track(server):
+    """The 1.2.1 spelling of the draft key serves on its own track (and is refused on 1.1.0, below)."""
+    status, text = _post(f"{server.http_url}/v2/models/{_name('1.2.1', 'dt')}/generate",
+                         {"text_input": PROMPT, "sampling_param_max_tokens": 4})
+    assert status == 200, text
+    assert "track 1.2.1" in server.log() and "track 1.1.0" in server.log()
+
+
+# -- load failures --------------------------------------------------------------------------------
+def _failing_repo(root, target, draft, *, auto_complete: bool):
+    repo = root / ("auto" if auto_complete else "launcher")
+    common = dict(model=str(target), out=repo, force=True)
+    no_decoupled = templates.render("baseline", name="no_decoupled", **common)
+    _edit_yaml(no_decoupled, "  decoupled: true\n", "")
+    spec_on_110 = templates.render("draft_target", name="spec_model_on_110", draft_model=str(draft), **common)
+    _edit_yaml(spec_on_110, "speculative_model_dir:", "speculative_model:")
+    if auto_complete:
+        no_mbs = templates.render("baseline", name="no_max_batch_size", **common)
+        _edit_yaml(no_mbs, "  max_batch_size: 0\n", "")
+        conflict = templates.render("baseline", name="conflict", decoupled=False, **common)
+        _set_policy(conflict, True)
+    return repo
+
+
+@pytest.mark.parametrize("auto_complete", [False, True], ids=["launcher", "auto-complete"])
+def test_FACT_load_failures(tmp_path, tiny_models, auto_complete):
+    """llmapi_triton_config_required_keys, auto_complete_policy_conflict_fails, and each track's snapshot."""
+    target, draft = tiny_models
+    repo = _failing_repo(tmp_path, target, draft, auto_complete=auto_complete)
+    server = TritonServer(repo, timeout=180, env=ENV, auto_complete=auto_complete)
+    with pytest.raises(UserError) as err:
+        server.start()
+    server.stop()
+    reasons = str(err.value).split("\nlog tail:")[0]
+    required = value("1.1.0", "llmapi_triton_config_required_keys")["auto_complete" if auto_complete else "initialize"]
+    assert ("'no_decoupled' failed to load" in reasons) == ("decoupled" in required), (cite("1.1.0", "llmapi_triton_config_required_keys"), reasons)
+    assert "KeyError" in server.log() or "'decoupled'" in reasons
+    assert "'spec_model_on_110' failed to load" in reasons and "speculative_model" in reasons, reasons
+    if auto_complete:
+        assert ("'no_max_batch_size' failed to load" in reasons) == ("max_batch_size" in required), reasons
+        conflicts = value("1.1.0", "auto_complete_policy_conflict_fails")
+        assert ("'conflict' failed to load" in reasons) == conflicts, (cite("1.1.0", "auto_complete_policy_conflict_fails"), reasons)
+
+
+def test_FACT_launcher_disables_auto_complete(server):
+    """Our launcher starts tritonserver as the container's launch_triton_server.py does."""
+    disabled = value("1.1.0", "launcher_disables_auto_complete")
+    assert ("--disable-auto-complete-config" in server._command(*_dummy_paths())) == disabled, cite("1.1.0", "launcher_disables_auto_complete")
+
+
+def _dummy_paths():
+    from pathlib import Path
+
+    return Path("/pkg"), Path("/backends")
