@@ -67,7 +67,7 @@ def _edit_yaml(model_dir, old: str, new: str) -> None:
 
 def _set_policy(model_dir, decoupled: bool) -> None:
     path = model_dir / "config.pbtxt"
-    text, n = re.subn(r"\{ decoupled: \w+ \}", "{ decoupled: %s }" % str(decoupled).lower(), path.read_text())
+    text, n = re.subn(r"(?m)^(\s+decoupled:)\s*\w+", r"\g<1> " + str(decoupled).lower(), path.read_text())
     assert n == 1
     path.write_text(text)
 

@@ -425,7 +425,7 @@ def test_launch_script_flag_ignores_triton_config(tmp_path, tiny_models):
 
     target, _ = tiny_models
     rendered = templates.render("baseline", model=str(target), out=tmp_path / "repo", name="rendered")
-    model = templates.render("baseline", model=str(target), out=tmp_path / "repo")
+    model = templates.render("baseline", model=str(target), out=tmp_path / "repo", force=True)
     policy = "model_transaction_policy {\n  decoupled: true\n}\n"
     assert policy in (rendered / "config.pbtxt").read_text()
     (model / "config.pbtxt").write_text((model / "config.pbtxt").read_text().replace(policy, ""))
