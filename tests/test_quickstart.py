@@ -146,6 +146,10 @@ def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_d
         # With auto-complete off, only the policy added to config.pbtxt makes the model decoupled.
         assert served.get("model_transaction_policy", {}).get("decoupled") is True, served
         out = _run(SNIPPETS / "generate.sh", {}, env)
+        # The migration page's "after" request, on the same server (same model name, stand-in).
+        migrated = json.loads(_run(ROOT / "snippets/migration/request_llmapi.sh", {}, env))
+    assert migrated["text_output"] and "\n\n" not in migrated["text_output"], migrated  # stopped at the stop string
+    assert isinstance(migrated["total_draft_tokens"], str), migrated  # counters come back as strings
     answer = json.loads(out)
     assert answer["model_name"] == "tensorrt_llm" and answer["text_output"], answer
     stored = SNIPPETS / "output/generate.out"
