@@ -156,3 +156,13 @@ def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_d
     if os.environ.get("SPECDEC_WRITE_OUTPUTS"):
         stored.write_text(out if out.endswith("\n") else out + "\n")
     assert pagewalk.shape(out) == pagewalk.shape(stored.read_text()), "the page's answer has another shape"
+
+
+def test_the_quick_start_is_the_home_pages_first_link_and_first_in_the_nav():
+    home = (ROOT / "docs/index.md").read_text()
+    first = re.search(r"\]\(([^)#]+)", home)
+    assert first and first.group(1) == "speculative_decoding/quickstart.md", first
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    pages = [p for item in nav for p in (item.values() if isinstance(item, dict) else [item])]
+    start = pages[1]  # after Home
+    assert isinstance(start, list) and next(iter(start[0].values())) == "speculative_decoding/quickstart.md", start
