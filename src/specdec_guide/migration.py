@@ -1,8 +1,10 @@
 """The migration map: legacy engine flags and template keys -> LLM API / model.yaml, per track.
 
-The data lives in ``snippets/migration/map.yaml``; the migration page's table is rendered from
-it at build time (site hook), and :func:`check` verifies both sides of every row with the
-existing validators, so the page cannot show a row the snapshots contradict:
+The data lives in ``snippets/migration/map.yaml``; the migration page's blocks (one per legacy
+item) and its request-inputs table are rendered from it at build time (site hook). :func:`check`
+verifies both sides of every row with the existing validators, so the page cannot show a row the
+snapshots contradict, and :func:`check_inputs` that every recorded legacy request input is mapped
+to an input the llmapi model of each track has (or to none, saying why):
 
 * the legacy side is a command line checked by :func:`specdec_guide.validate.shell.check` against
   the legacy track (1.1.0): trtllm-build and convert_checkpoint.py flags, fill_template.py keys of
