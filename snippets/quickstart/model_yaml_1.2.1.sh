@@ -12,7 +12,7 @@ speculative_config:
   decoding_type: NGram
   max_draft_len: 4              # tokens proposed per step
   max_matching_ngram_size: 2    # must be set (> 0): the default 0 matches nothing
-  is_public_pool: true          # one pool for all requests; false for untrusted tenants (see below)
+  is_public_pool: true          # one pool for all requests; false when tenants must not see each other
 
 # Upstream's NGram examples run with the overlap scheduler off.
 disable_overlap_scheduler: true
