@@ -32,7 +32,7 @@ def test_medusa_lookahead_and_redrafter_have_no_pytorch_equivalent_and_name_what
 
 @pytest.fixture()
 def copy_root(tmp_path):
-    (tmp_path / "snippets/migration").mkdir(parents=True)
+    (tmp_path / "snippets/migration").mkdir(parents=True)  # the map only: the snapshots are the package's
     shutil.copy2(ROOT / migration.MAP_PATH, tmp_path / migration.MAP_PATH)
     return tmp_path
 
@@ -58,7 +58,82 @@ def test_the_page_carries_the_generated_table():
 
     page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
     assert migration.TABLE_MARKER in page
+    assert migration.INPUTS_MARKER in page
     rendered = on_page_markdown(page, None, {"config_file_path": str(ROOT / "mkdocs.yml")}, None)
-    assert migration.TABLE_MARKER not in rendered
+    assert migration.TABLE_MARKER not in rendered and migration.INPUTS_MARKER not in rendered
     for row in migration.load(ROOT)[0]:
         assert row.what in rendered
+    for entry in migration.load_inputs(ROOT)[0]:
+        assert all(f"`{name}`" in rendered for name in entry.legacy)
+
+
+# -- the clients' side ----------------------------------------------------------------------------
+# The legacy request inputs that issue 17 names: each must be in the map (as a legacy input or an alias).
+NAMED = ("text_input", "max_tokens", "stream", "end_id", "pad_id", "bad_words", "stop_words",
+         "exclude_input_in_output", "beam_width", "temperature", "runtime_top_k", "runtime_top_p", "random_seed",
+         "return_log_probs", "presence_penalty", "frequency_penalty", "repetition_penalty", "len_penalty",
+         "min_length")
+
+
+def test_every_legacy_request_input_is_mapped_and_every_llmapi_name_exists():
+    entries, problems = migration.check_inputs(ROOT)
+    assert not problems, "\n".join(map(str, problems))
+    mapped = {n for e in entries for n in e.legacy + e.aliases}
+    assert set(NAMED) <= mapped, sorted(set(NAMED) - mapped)
+    # Every input of the recorded ensemble and BLS configs, not only the named ones.
+    for model, names in migration.legacy_request_inputs().items():
+        assert len(names) > 30 and set(names) <= mapped, model
+
+
+@pytest.mark.parametrize("old,new,expect", [
+    ("llmapi: sampling_param_top_k\n", "llmapi: sampling_param_topk\n", "'sampling_param_topk' is not an input"),
+    ("sampling_params: repetition_penalty", "sampling_params: repetition_penalty_x", "no field 'repetition_penalty_x'"),
+    ("  - legacy: [bad_words]\n    llmapi: null\n    sampling_params: bad\n", "", "'bad_words' of 'ensemble' is not mapped"),
+    ("  - legacy: [temperature]\n", "  - legacy: [temperature, top_k]\n", "'top_k' is mapped twice"),
+])
+def test_a_wrong_request_input_is_reported_with_its_line(copy_root, old, new, expect):
+    path = copy_root / migration.MAP_PATH
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    _, problems = migration.check_inputs(copy_root)
+    assert any(expect in p.message and p.path == migration.MAP_PATH for p in problems), problems
+
+
+def _request_body(name: str) -> tuple[str, dict]:
+    import json
+    import re
+
+    text = (ROOT / "snippets/migration" / name).read_text()
+    model = re.search(r"/v2/models/(\w+)/generate", text).group(1)
+    return model, json.loads(re.search(r"-d '(\{.*?\})'", text, re.S).group(1))
+
+
+def test_the_two_requests_side_by_side_agree_with_the_map():
+    """The page's before/after request: every key of each is an input of its model, and each legacy
+    key became the llmapi input the map names (or was dropped where the map says there is none)."""
+    from specdec_guide.validate.schema import Registry
+
+    old_model, old = _request_body("request_legacy.sh")
+    new_model, new = _request_body("request_llmapi.sh")
+    assert (old_model, new_model) == ("tensorrt_llm_bls", "tensorrt_llm")
+    assert set(old) <= set(migration.legacy_request_inputs()[old_model])
+    for tid in migration.TRACKS:
+        inputs = {t["name"] for t in Registry().resolve(tid).triton["llmapi_model"]["inputs"]}
+        assert set(new) <= inputs, (tid, set(new) - inputs)
+    to = {n: e.llmapi for e in migration.load_inputs(ROOT)[0] for n in e.legacy}
+    assert {to[k] for k in old if to[k]} == set(new)
+    assert all(old[k] == new[to[k]] for k in old if to[k])  # the same values under the new names
+
+
+def test_the_repositories_side_by_side_pass_the_validator():
+    from specdec_guide.validate.runner import validate_paths
+
+    paths = [ROOT / "snippets/migration" / n for n in ("legacy_repo.sh", "llmapi_repo.sh")]
+    report = validate_paths(paths, root=ROOT)
+    assert not report.diagnostics, "\n".join(map(str, report.diagnostics))
+    # Each names what it replaces: the five legacy models and the one llmapi model.
+    legacy, new = (p.read_text() for p in paths)
+    for model in ("preprocessing", "postprocessing", "tensorrt_llm_bls", "ensemble", "tensorrt_llm_draft"):
+        assert model in legacy
+    assert "/app/all_models/llmapi/." in new and "speculative_model_dir" in new

@@ -1,8 +1,10 @@
 """The migration map: legacy engine flags and template keys -> LLM API / model.yaml, per track.
 
-The data lives in ``snippets/migration/map.yaml``; the migration page's table is rendered from
-it at build time (site hook), and :func:`check` verifies both sides of every row with the
-existing validators, so the page cannot show a row the snapshots contradict:
+The data lives in ``snippets/migration/map.yaml``; the migration page's blocks (one per legacy
+item) and its request-inputs table are rendered from it at build time (site hook). :func:`check`
+verifies both sides of every row with the existing validators, so the page cannot show a row the
+snapshots contradict, and :func:`check_inputs` that every recorded legacy request input is mapped
+to an input the llmapi model of each track has (or to none, saying why):
 
 * the legacy side is a command line checked by :func:`specdec_guide.validate.shell.check` against
   the legacy track (1.1.0): trtllm-build and convert_checkpoint.py flags, fill_template.py keys of
@@ -32,6 +34,10 @@ MAP_PATH = "snippets/migration/map.yaml"
 LEGACY_TRACK = "1.1.0"  # the Triton 25.12 container: the last pairing we pin that ships the engine workflow
 TRACKS = ("1.1.0", "1.2.1")
 TABLE_MARKER = "<!-- specdec-guide: migration-table -->"
+INPUTS_MARKER = "<!-- specdec-guide: migration-request-inputs -->"
+#: The legacy request models whose inputs a client sends (their config.pbtxt inputs are recorded in
+#: the legacy track's triton.yaml under legacy_inflight_batcher_llm.models.<name>.request_inputs).
+REQUEST_MODELS = ("ensemble", "tensorrt_llm_bls")
 
 
 @dataclass
@@ -62,6 +68,85 @@ def load(root: Path) -> tuple[list[Row], list[Diagnostic]]:
         rows.append(Row(line, str(raw["show"]), str(raw["legacy"]), str(raw["what"]),
                         str(raw.get("unchecked") or ""), dict(raw["tracks"])))
     return rows, diags
+
+
+@dataclass
+class RequestInput:
+    line: int
+    legacy: list
+    aliases: list
+    llmapi: str | None
+    sampling_params: str = ""
+    note: str = ""
+
+
+def load_inputs(root: Path) -> tuple[list[RequestInput], list[Diagnostic]]:
+    """The ``request_inputs:`` entries of the map, with their lines."""
+    path = root / MAP_PATH
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text) or {}
+    except (OSError, yaml.YAMLError) as err:
+        return [], [Diagnostic(MAP_PATH, 1, 1, f"cannot read the migration map: {err}")]
+    keys = [k.value for k, _ in node.value] if node else []
+    if "request_inputs" not in keys:
+        return [], [Diagnostic(MAP_PATH, 1, 1, "the migration map has no 'request_inputs:' list")]
+    items = node.value[keys.index("request_inputs")][1].value
+    out, diags = [], []
+    for item, raw in zip(items, data.get("request_inputs") or []):
+        line = item.start_mark.line + 1
+        if not isinstance(raw, dict) or not raw.get("legacy") or "llmapi" not in raw:
+            diags.append(Diagnostic(MAP_PATH, line, 1, "a request input needs 'legacy' (a list) and 'llmapi' "
+                                    "(a name, or null)"))
+            continue
+        out.append(RequestInput(line, [str(x) for x in raw["legacy"]], [str(x) for x in raw.get("aliases") or []],
+                                raw["llmapi"] and str(raw["llmapi"]), str(raw.get("sampling_params") or ""),
+                                str(raw.get("note") or "")))
+    return out, diags
+
+
+def legacy_request_inputs(registry: Registry | None = None) -> dict[str, list[str]]:
+    """model -> its recorded request input names, for the legacy request models."""
+    track = (registry or Registry()).resolve(LEGACY_TRACK)
+    models = (track.triton.get("legacy_inflight_batcher_llm") or {}).get("models") or {}
+    return {m: [str(n) for n in ((models.get(m) or {}).get("request_inputs") or {}).get("names") or []]
+            for m in REQUEST_MODELS}
+
+
+def check_inputs(root: Path, registry: Registry | None = None) -> tuple[list[RequestInput], list[Diagnostic]]:
+    """Every legacy request input is mapped once; every llmapi name and SamplingParams field exists."""
+    registry = registry or Registry()
+    entries, diags = load_inputs(root)
+    seen: dict[str, int] = {}
+    for e in entries:
+        for name in e.legacy + e.aliases:
+            if name in seen:
+                diags.append(Diagnostic(MAP_PATH, e.line, 1, f"request input '{name}' is mapped twice "
+                                        f"(also on line {seen[name]})"))
+            seen[name] = e.line
+        for tid in TRACKS:
+            track = registry.resolve(tid)
+            inputs = {str(t.get("name")) for t in (track.triton.get("llmapi_model") or {}).get("inputs") or []}
+            if e.llmapi and e.llmapi not in inputs:
+                diags.append(Diagnostic(MAP_PATH, e.line, 1, f"'{e.llmapi}' is not an input of the llmapi model "
+                                        f"in the TRT-LLM {tid} snapshot"))
+            fields = ((track.classes().get("SamplingParams") or {}).get("fields") or {})
+            if e.sampling_params and e.sampling_params not in fields:
+                diags.append(Diagnostic(MAP_PATH, e.line, 1, f"SamplingParams in TRT-LLM {tid} has no field "
+                                        f"'{e.sampling_params}'"))
+        if not e.llmapi and not (e.note or e.sampling_params):
+            diags.append(Diagnostic(MAP_PATH, e.line, 1, f"{', '.join(e.legacy)}: say why there is no llmapi "
+                                    "input ('note:') or name the SamplingParams field ('sampling_params:')"))
+    recorded = legacy_request_inputs(registry)
+    for model, names in recorded.items():
+        if not names:
+            diags.append(Diagnostic(MAP_PATH, 1, 1, f"the {LEGACY_TRACK} snapshot records no request inputs of "
+                                    f"'{model}'"))
+        for name in names:
+            if name not in {n for e in entries for n in e.legacy}:
+                diags.append(Diagnostic(MAP_PATH, 1, 1, f"request input '{name}' of '{model}' is not mapped"))
+    return entries, sorted(diags)
 
 
 def _engine_only(spec: dict) -> bool:
@@ -126,25 +211,68 @@ def _flat(value, prefix: str = "") -> list[str]:
     return [f"{prefix[:-1]}: {json.dumps(value) if isinstance(value, list) else value}"]
 
 
-def _code(lines: list[str]) -> str:
-    return "<br>".join(f"`{ln.replace('|', '&#124;')}`" for ln in lines)
+TAB_LABELS = {"1.1.0": "LLM API 1.1.0 (Triton 25.12)", "1.2.1": "LLM API 1.2.1 (Triton 26.04)"}
 
 
-def _cell(entry: dict) -> str:
+def _indent(text: str, by: str = "    ") -> str:
+    return "\n".join(by + ln if ln.strip() else "" for ln in text.rstrip("\n").splitlines())
+
+
+def _yaml_block(text: str) -> str:
+    return "```yaml\n" + text.rstrip("\n") + "\n```"
+
+
+def _sentence(text: str) -> str:
+    """A note as written (it may start with an identifier, so no capital forced), ending in a stop."""
+    text = text.strip()
+    return text if text.endswith(".") else text + "."
+
+
+def _entry(entry: dict) -> str:
     if entry.get("yaml"):
-        text = _code(_flat(yaml.safe_load(entry["yaml"])))
-        where = "model.yaml " if entry.get("model_yaml") else ""
-        return f"{where}{text}" + (f"<br>{entry['note']}" if entry.get("note") else "")
-    instead = _code(_flat(yaml.safe_load(entry["instead"])))
-    return f"**none**: {entry['none']}.<br>Instead: {instead}"
+        where = "In `model.yaml`:\n\n" if entry.get("model_yaml") else ""
+        body = where + _yaml_block(entry["yaml"])
+        return body + (f"\n\n{_sentence(entry['note'])}" if entry.get("note") else "")
+    return f"**No equivalent**: {entry['none']}. Instead:\n\n{_yaml_block(entry['instead'])}"
 
 
 def markdown_table(root: Path) -> str:
+    """The map as one block per legacy item: what it was, what it did, then one tab per track with
+    the LLM API fragment that replaces it (a narrow column holds it; a wide matrix did not)."""
     rows, _ = load(root)
-    head = ("| Legacy (TRT-LLM 1.1.0 engine, Triton 25.12) | What it did | LLM API 1.1.0 (Triton 25.12) "
-            "| LLM API 1.2.1 |\n| --- | --- | --- | --- |\n")
-    body = []
+    out = []
     for r in rows:
-        legacy = " ".join(f"`{part.strip()}`" for part in r.show.split(";"))
-        body.append(f"| {legacy} | {r.what} | {_cell(r.tracks['1.1.0'])} | {_cell(r.tracks['1.2.1'])} |")
+        legacy = " and ".join(f"`{part.strip()}`" for part in r.show.split(";"))
+        out.append(f"**{legacy}**: {r.what}.\n")
+        bodies = {tid: _entry(r.tracks[tid]) for tid in TRACKS}
+        if len(set(bodies.values())) == 1:  # the same in every track: one block, no tabs
+            body = bodies[TRACKS[0]]
+            lead = "Both releases, in `model.yaml`:" if body.startswith("In `model.yaml`:") else "Both releases:"
+            out.append(f"{lead}\n\n{body.removeprefix('In `model.yaml`:').lstrip()}\n")
+        else:
+            for tid in TRACKS:
+                out.append(f'=== "{TAB_LABELS[tid]}"\n\n{_indent(bodies[tid])}\n')
+        out.append("---\n")
+    return "\n".join(out)
+
+
+def markdown_inputs(root: Path) -> str:
+    """The request inputs table: legacy input(s) -> llmapi input, or none and what has it instead."""
+    entries, _ = load_inputs(root)
+    # Two columns: a third one for the notes next to a 40-character input name does not fit the
+    # page's text column, so the notes go under the new name.
+    head = "| Legacy input | llmapi input, and notes |\n| --- | --- |\n"
+    body = []
+    for e in entries:
+        legacy = "<br>".join(f"`{n}`" for n in e.legacy)
+        if e.aliases:
+            legacy += "<br>(" + ", ".join(f"`{n}`" for n in e.aliases) + ")"
+        notes = []
+        if e.note:
+            notes.append(_sentence(e.note))
+        if not e.llmapi and e.sampling_params:
+            notes.append(f"LLM API only: `SamplingParams.{e.sampling_params}`.")
+        new = f"`{e.llmapi}`" if e.llmapi else "**none**"
+        cell = new + (f"<br>{' '.join(notes)}" if notes else "")
+        body.append(f"| {legacy} | {cell.replace('|', '&#124;')} |")
     return head + "\n".join(body) + "\n"

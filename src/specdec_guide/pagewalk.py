@@ -53,6 +53,14 @@ NOT_WALKED = {
     "speculative_decoding/reading_the_numbers.md": "its one command is the AIPerf run that the benchmarking "
     "notebook and tests/test_bench.py execute against servers they start (specdec_guide.bench.run_aiperf), "
     "in AIPerf's own venv; the page shows it, not a step to follow",
+    "speculative_decoding/migration.md": "its commands are a legacy and an llmapi repository in the GPU "
+    "container and two requests to them: the validator checks the repositories (fill_template.py keys, "
+    "launcher flags, model.yaml) and tests/test_migration.py checks the requests' keys against the inputs "
+    "recorded for each model",
+    "speculative_decoding/quickstart.md": "its commands run on a GPU host and inside the Triton container "
+    "(`docker run`, launch_triton_server.py): tests/test_quickstart.py checks them against the tracks and "
+    "snapshots, and runs the steps on files and the request on the CPU stand-in with the launcher's "
+    "--disable-auto-complete-config",
     "speculative_decoding/troubleshooting.md": "its entries are separate reproductions, not steps in one "
     "order: tests/test_troubleshooting.py runs each against the validator or a CPU Triton it starts, and "
     "compares what it prints with the output the page shows",

@@ -52,10 +52,11 @@ def on_page_markdown(markdown, page, config, files):
     from specdec_guide.site.version_tables import expand
 
     markdown = expand(markdown)
-    if migration.TABLE_MARKER not in markdown:
+    if migration.TABLE_MARKER not in markdown and migration.INPUTS_MARKER not in markdown:
         return markdown
     root = Path(config["config_file_path"]).parent
-    return markdown.replace(migration.TABLE_MARKER, migration.markdown_table(root))
+    markdown = markdown.replace(migration.TABLE_MARKER, migration.markdown_table(root))
+    return markdown.replace(migration.INPUTS_MARKER, migration.markdown_inputs(root))
 
 
 def _banner(meta: dict) -> str:
