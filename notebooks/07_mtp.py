@@ -85,8 +85,8 @@ PROMPT = "What is 17 times 23? Answer with the number only.\n"
 # Baseline and MTP, each across the eight GPUs, with the same settings apart from speculation.
 # Loading a 671B checkpoint takes long. The MTP run keeps iteration statistics
 # (`enable_iter_perf_stats`): acceptance is measured as output tokens per target iteration,
-# because the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM PR
-# #17082; the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
+# because the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM
+# PR #17082; the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
 
 # %%
 from tensorrt_llm import LLM, SamplingParams
