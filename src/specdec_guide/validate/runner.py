@@ -224,9 +224,9 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
     if trtllm:
         registry.resolve(trtllm)  # an unknown --trtllm is a usage error, raised before any work
     if is_verified is None:
-        from specdec_guide import coverage
+        from specdec_guide.validate.verified import verifier
 
-        is_verified = coverage.verifier(root, registry)
+        is_verified = verifier(root, registry)
     report = Report(root, strict=strict)
     files, report.diagnostics, explicit = collect(paths, root)
     extra_yaml = llm_yaml_references(files, root, registry, trtllm)
