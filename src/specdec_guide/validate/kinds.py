@@ -22,7 +22,9 @@ from pathlib import Path
 import yaml
 
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
-DIRECTIVE_RE = re.compile(r"specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)")
+#: The directive is a comment line of its own (``#`` or ``//``, also ``# #`` in a jupytext markdown
+#: cell), so a string that holds the words (a test's input) does not set the file's track.
+DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|//)[#/ \t]*specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)", re.M)
 LLM_YAML_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*llm-api-yaml\b", re.M)
 #: ``# specdec-guide: engine=cpu``: a model.yaml written for our CPU reference engine (see llm_yaml).
 CPU_ENGINE_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*engine\s*=\s*cpu\b", re.M)
@@ -111,10 +113,18 @@ def llm_api_keys(registry=None) -> frozenset:
     return _llm_api_keys(str(Path(folder).resolve()))
 
 
+_TOP_KEY_LINE = re.compile(r"^([A-Za-z_][\w.\-]*)\s*:(?:\s|$)")
+
+
 def _top_keys(text: str) -> list[str] | None:
+    """The top-level keys of a YAML mapping; for a text that does not parse, the unindented
+    ``key:`` lines (so a real options file with a syntax error is still recognised, and reported)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
+        keys = [m.group(1) for m in map(_TOP_KEY_LINE.match, text.split("\n")) if m]
+        return keys or None
+    except RecursionError:
         return None
     if not isinstance(data, dict):
         return None
@@ -125,22 +135,48 @@ def has_top_key(text: str, key: str) -> bool:
     return key in (_top_keys(text) or [])
 
 
-def looks_like_llm_yaml(text: str, registry=None) -> bool:
+#: How close an unknown key must be to an LLM-API field to count as its misspelling when recognising
+#: a file (a little stricter than the validator's "did you mean" hints).
+NEAR_MISS_CUTOFF = 0.8
+
+
+def _key_evidence(keys: list[str], fields: frozenset) -> tuple[list[str], list[str]]:
+    """``(known, near)``: keys that are LLM-API fields, and keys that look like a misspelt one
+    (``near`` holds the field each resembles)."""
+    import difflib
+
+    known = [k for k in keys if k in fields]
+    near = []
+    for k in keys:
+        if k not in fields:
+            close = difflib.get_close_matches(k, sorted(fields), n=1, cutoff=NEAR_MISS_CUTOFF)
+            if close:
+                near.append(close[0])
+    return known, near
+
+
+def looks_like_llm_yaml(text: str, registry=None, named: bool = False) -> bool:
     """True when a YAML text is LLM-API options by its content.
 
     A top-level ``speculative_config`` or ``triton_config`` is enough. Otherwise at least half the
-    top-level keys must be LLM-API fields of a recorded track, one of them specific (``model:``
-    alone could be anything): so a file with one misspelt key next to a real one is still checked,
-    and reported, rather than skipped.
+    top-level keys must be LLM-API fields of a recorded track or close misspellings of one, and one
+    of them specific (``model:`` alone could be anything): so a file with a misspelt key next to a
+    real one is still checked, and reported, rather than skipped, while mkdocs.yml, CI workflows,
+    docker-compose files or this package's own schema snapshots (no such key) are not. ``named``:
+    the file's name already says LLM-API options (``model.yaml``, ``*llm_api*``), so one such key
+    is enough, and an empty file counts.
     """
     keys = _top_keys(text)
     if not keys:
-        return False
+        return named
     if any(k in LLM_YAML_SIGNATURE_KEYS for k in keys):
         return True
     fields = llm_api_keys(registry)
-    known = [k for k in keys if k in fields]
-    return 2 * len(known) >= len(keys) and any(k not in _GENERIC_KEYS for k in known)
+    known, near = _key_evidence(keys, fields)
+    if named:
+        return bool(known or near)
+    specific = [k for k in known + near if k not in _GENERIC_KEYS]
+    return 2 * (len(known) + len(near)) >= len(keys) and bool(specific)
 
 
 def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None,
@@ -151,13 +187,15 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
     if suffix == ".pbtxt":
         return "pbtxt"
     if suffix in (".yaml", ".yml"):
-        if llm_yaml_by_name(name) or LLM_YAML_MARKER.search(head_text(path)):
+        if LLM_YAML_MARKER.search(head_text(path)):
             return "llm-yaml"
         if extra_llm_yaml and path.resolve() in extra_llm_yaml:
-            return "llm-yaml"
-        if name not in NOT_SNIPPETS and looks_like_llm_yaml(head_text(path, 1 << 20), registry):
-            return "llm-yaml"
-        return None
+            return "llm-yaml"  # a shell snippet passes it to --extra_llm_api_options / --config
+        if name in NOT_SNIPPETS:
+            return None
+        # By content; the name (model.yaml, *llm_api*) only lowers the bar (see looks_like_llm_yaml).
+        return "llm-yaml" if looks_like_llm_yaml(head_text(path, 1 << 20), registry,
+                                                 named=llm_yaml_by_name(name)) else None
     if suffix == ".py":
         return "python"
     if suffix in (".sh", ".bash"):

@@ -150,14 +150,21 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
     return res
 
 
-def collect(paths: list[Path] | None, root: Path) -> tuple[list[Path], list[Diagnostic], set[Path]]:
-    """The files to check, diagnostics for missing ones, and the files named explicitly."""
+def collect(paths: list[Path] | None, root: Path,
+            excludes: list[str] | None = None) -> tuple[list[Path], list[Diagnostic], set[Path]]:
+    """The files to check, diagnostics for missing ones, and the files named explicitly.
+
+    A folder is walked as :func:`specdec_guide.validate.walk.walk` says: no ``.git``, virtual
+    environments, git-ignored files or the project's ``exclude`` patterns.
+    """
+    from specdec_guide.validate import walk
+
     if not paths:
         return kinds.snippet_files(root) + kinds.page_files(root), [], set()
     files, diags, explicit = [], [], set()
     for p in paths:
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and not kinds.skipped(f.relative_to(p))))
+            files.extend(f for f in walk.walk(p, root, excludes) if not kinds.skipped(f.relative_to(p)))
         elif p.is_file():
             files.append(p)
             explicit.add(p.resolve())
@@ -228,7 +235,11 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
 
         is_verified = verifier(root, registry)
     report = Report(root, strict=strict)
-    files, report.diagnostics, explicit = collect(paths, root)
+    from specdec_guide.validate import walk
+
+    excludes, setting_problems = walk.project_excludes(root)
+    files, report.diagnostics, explicit = collect(paths, root, excludes)
+    report.diagnostics += setting_problems
     extra_yaml = llm_yaml_references(files, root, registry, trtllm)
     envs = page_env(root)
     for path in files:
