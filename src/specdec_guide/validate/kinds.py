@@ -175,8 +175,11 @@ def looks_like_llm_yaml(text: str, registry=None, named: bool = False) -> bool:
     known, near = _key_evidence(keys, fields)
     if named:
         return bool(known or near)
-    specific = [k for k in known + near if k not in _GENERIC_KEYS]
-    return 2 * (len(known) + len(near)) >= len(keys) and bool(specific)
+    # A misspelling counts next to a real key (or as the misspelt speculative_config itself): one
+    # key that merely resembles a field, alone in some other tool's YAML, proves nothing.
+    evidence = (any(k not in _GENERIC_KEYS for k in known) or any(n in LLM_YAML_SIGNATURE_KEYS for n in near)
+                or bool(known and any(n not in _GENERIC_KEYS for n in near)))
+    return 2 * (len(known) + len(near)) >= len(keys) and evidence
 
 
 def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None,

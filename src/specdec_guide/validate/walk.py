@@ -210,9 +210,10 @@ class _Git:
 
 def _rel(path: Path, base: Path) -> str | None:
     try:
-        return path.relative_to(base).as_posix()
+        rel = path.relative_to(base).as_posix()
     except ValueError:
         return None
+    return "" if rel == "." else rel
 
 
 def walk(top: Path, root: Path, excludes: list[str] | None = None) -> list[Path]:
