@@ -66,6 +66,10 @@ def make_project(root: Path, git: bool) -> Path:
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
     (root / "mkdocs.yml").write_text(MKDOCS)
+    (root / "docs").mkdir()
+    (root / "docs" / "index.md").write_text(  # not laid out like the guide: only its commands are read
+        "# Notes\n\n```console\n$ trtllm-serve ./ckpt --extra_llm_api_options config/options.yaml\n"
+        "[TRT-LLM] [I] Soyer's model is loading\n```\n\n```yaml\nsite: not an option\n```\n")
     (root / "docker-compose.yml").write_text(COMPOSE)
     (root / "config").mkdir()
     (root / "config" / "options.yaml").write_text(OPTIONS)
@@ -94,7 +98,8 @@ def test_a_plain_project_passes_and_a_typo_in_its_options_yaml_is_found(tmp_path
     root = make_project(tmp_path / "serving", git)
     code, out, err = validate_here(root, capsys, monkeypatch, ".")
     assert code == 0, out + [err]
-    assert out[-1].startswith("checked 2 files (2 snippets) against TRT-LLM") and out[-1].endswith("no problems")
+    assert out[-1].startswith("checked 3 files (2 snippets, 1 fenced blocks in 1 pages) against TRT-LLM"), out
+    assert out[-1].endswith("no problems")
 
     # The same file, misspelt next to its real keys: reported at the key.
     (root / "config" / "options.yaml").write_text(OPTIONS.replace("overlap_scheduler", "overlap_schedular"))

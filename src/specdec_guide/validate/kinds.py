@@ -2,13 +2,15 @@
 
 Kinds: ``pbtxt`` (Triton config.pbtxt), ``llm-yaml`` (Triton llmapi ``model.yaml`` or a
 trtllm-serve/trtllm-bench ``--extra_llm_api_options``/``--config`` file), ``python`` (a snippet
-or a jupytext notebook), ``shell`` and ``page`` (docs/**/*.md). A ``.yaml``/``.yml`` file is an
-LLM API file when it is named ``model.yaml``, its name contains ``llm_api`` / ``llm-api`` /
-``extra_llm_api_options``, a shell snippet passes it to ``--extra_llm_api_options``/``--config``,
-or by its content (:func:`looks_like_llm_yaml`): a top-level ``speculative_config`` or
-``triton_config``, or top-level keys that are LLM-API fields of a recorded track. No header
-comment is needed; ``# specdec-guide: llm-api-yaml`` is still honoured for a file whose content
-says too little (an empty options file).
+or a jupytext notebook), ``shell``, ``page`` (docs/**/*.md of a checkout laid out like this guide,
+held to the one-source rule) and ``markdown`` (other pages, or a README named on the command line:
+only their shell fences are checked). A ``.yaml``/``.yml`` file is an LLM API file when a shell
+snippet passes it to ``--extra_llm_api_options``/``--config``, when it carries the marker
+``# specdec-guide: llm-api-yaml`` (for a file whose content says too little), or by its content
+(:func:`looks_like_llm_yaml`): a top-level ``speculative_config`` or ``triton_config``, or top-level
+keys most of which are LLM-API fields of a recorded track or close misspellings of one. A name like
+``model.yaml`` or ``*llm_api*`` lowers that bar but does not decide alone, so this package's own
+schema snapshots (``schemas/<track>/llm_api.yaml``), mkdocs.yml and CI workflows are not judged.
 
 A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id or an alias).
 """
@@ -22,9 +24,9 @@ from pathlib import Path
 import yaml
 
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
-#: The directive is a comment line of its own (``#`` or ``//``, also ``# #`` in a jupytext markdown
-#: cell), so a string that holds the words (a test's input) does not set the file's track.
-DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|//)[#/ \t]*specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)", re.M)
+#: The directive is a comment line of its own (``#``, ``//`` or ``<!--``; ``# #`` in a jupytext
+#: markdown cell), so a string that holds the words (a test's input) does not set the file's track.
+DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|//|<!--)[#/ \t]*specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)", re.M)
 LLM_YAML_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*llm-api-yaml\b", re.M)
 #: ``# specdec-guide: engine=cpu``: a model.yaml written for our CPU reference engine (see llm_yaml).
 CPU_ENGINE_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*engine\s*=\s*cpu\b", re.M)
@@ -45,6 +47,11 @@ def find_repo_root(start: Path | None = None) -> Path:
 def skipped(path: Path) -> bool:
     return (path.name in NOT_SNIPPETS or path.name.startswith(".")
             or any(part in ("__pycache__", ".ipynb_checkpoints") for part in path.parts))
+
+
+def is_guide_root(root: Path) -> bool:
+    """A checkout laid out like this guide: pages include their code from snippets/ or templates."""
+    return any((root / top).is_dir() for top in SNIPPET_ROOTS)
 
 
 def snippet_files(root: Path) -> list[Path]:
@@ -208,7 +215,11 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
             rel = path.resolve().relative_to(root.resolve())
         except ValueError:
             return "page"
-        return "page" if rel.parts[:1] == ("docs",) else None
+        if rel.parts[:1] != ("docs",):
+            return None
+        # The one-source rule holds where pages include from snippets/ (this guide, its fixtures);
+        # the pages of another project only have their shell commands checked.
+        return "page" if is_guide_root(root) else "markdown"
     if suffix == ".md":
         return "page"
     return None

@@ -61,8 +61,8 @@ class Report:
         return f"; {n} note{'s' if n != 1 else ''}{tail}"
 
     def _summary(self) -> str:
-        files = [r for r in self.results if r.kind != "page"]
-        pages = [r for r in self.results if r.kind == "page"]
+        files = [r for r in self.results if r.kind not in ("page", "markdown")]
+        pages = [r for r in self.results if r.kind in ("page", "markdown")]
         tracks = sorted({r.track.id for r in self.results if r.track is not None})
         n = sum(r.snippets for r in files)
         parts = [f"{n} snippet{'s' if n != 1 else ''}"]
@@ -147,6 +147,8 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
     elif kind == "page":
         res.track = None
         res.findings, res.snippets = pages.check(text, root, is_verified)
+    elif kind == "markdown":
+        res.findings, res.references, res.snippets = pages.check_commands(text, track, registry)
     return res
 
 
@@ -245,6 +247,8 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
     for path in files:
         shown = display(path, root)
         kind = kinds.kind_of(path, root, extra_yaml, registry)
+        if kind is None and path.suffix.lower() == ".md" and path.resolve() in explicit:
+            kind = "markdown"  # a README named on the command line: its shell fences are checked
         if kind is None:
             if path.resolve() in explicit:
                 report.diagnostics.append(Diagnostic(shown, 0, 0, "no validator applies to this kind of file"))
