@@ -120,7 +120,7 @@ def json_line(path: Path, key: str) -> int:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if f'"{key}"' in line:
                 return n
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return 1
 
@@ -167,13 +167,15 @@ def _load_yaml(path: Path, pbtxt: Path | None = None) -> Config:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as err:
-        raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+        raise UserError(f"{path}:0:0: cannot read: {err.strerror or err}") from None
+    # Not UTF-8 or not YAML: the validator reports where; doctor reads what it can.
+    text = raw.decode("utf-8", errors="replace")
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        data = None  # the validator reports the syntax error with its position
+    except (yaml.YAMLError, RecursionError):
+        data = None
     return Config(path, text, data if isinstance(data, dict) else {}, pbtxt)
 
 
@@ -405,7 +407,7 @@ def named_gpus(cfg: Config) -> tuple[int | None, str, int]:
     if cfg.pbtxt is not None:
         try:
             text = cfg.pbtxt.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):  # the validator reports it
             text = ""
         for n, line in enumerate(text.splitlines(), 1):
             m = re.search(r"gpus\s*:\s*\[([^\]]*)\]", line)

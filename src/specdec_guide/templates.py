@@ -223,15 +223,30 @@ def render(
     if drafter:
         values["DRAFTER"] = drafter
 
+    from specdec_guide.diagnostics import read_utf8, yaml_position
+
     src = template_dir(method)
-    text = _fill_model_yaml((src / "1" / "model.yaml").read_text(), values, max_batch_size, decoupled)
-    left = _leftover_markers(yaml.safe_load(text))
+    yaml_path = src / "1" / "model.yaml"
+    try:
+        text = _fill_model_yaml(read_utf8(yaml_path), values, max_batch_size, decoupled)
+    except UserError as err:
+        msg = str(err)
+        raise UserError(msg if msg.startswith(str(yaml_path)) else f"{yaml_path}:1:1: {msg}") from None
+    try:
+        filled = yaml.safe_load(text)
+    except yaml.YAMLError as err:  # a broken template: where, in the template's own lines
+        line, col = yaml_position(err)
+        raise UserError(f"{yaml_path}:{line}:{col}: the template is not valid YAML: "
+                        f"{getattr(err, 'problem', None) or err}") from None
+    left = _leftover_markers(filled)
     if left:
-        raise UserError(f"template {method} still has unfilled markers: {'; '.join(left)}")
-    config = (src / "config.pbtxt").read_text()
+        first = next((n for n, ln in enumerate(text.splitlines(), 1) if "${" in ln and not ln.lstrip().startswith("#")), 1)
+        raise UserError(f"{yaml_path}:{first}:1: template {method} still has unfilled markers: {'; '.join(left)}")
+    config = read_utf8(src / "config.pbtxt")
     if name != DEFAULT_NAME:
         config, n = re.subn(r'(?m)^name:\s*"[^"]*"', f'name: "{name}"', config, count=1)
-        assert n == 1, "template config.pbtxt has no name line"
+        if n != 1:
+            raise UserError(f"{src / 'config.pbtxt'}:1:1: the template has no name: \"...\" line to set")
 
     out = Path(out)
     target = _prepare_out(out, name, force)

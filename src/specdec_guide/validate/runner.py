@@ -84,18 +84,21 @@ def display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def read_text(path: Path) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, reason)`` for unreadable, binary or non-UTF-8 files."""
+def read_text(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
+    """``(text, None)`` or ``(None, (line, col, reason))`` for unreadable (``0:0``), binary (the first
+    NUL byte) or non-UTF-8 (the first bad byte) files."""
+    from specdec_guide.diagnostics import position_of
+
     try:
         data = path.read_bytes()
     except OSError as err:
-        return None, f"cannot read file: {err.strerror or err}"
-    if b"\0" in data[:8192]:
-        return None, "binary file: a snippet must be text"
+        return None, (0, 0, f"cannot read file: {err.strerror or err}")
+    if b"\0" in data:
+        return None, (*position_of(data, data.index(b"\0")), "binary file (a NUL byte): a snippet must be text")
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as err:
-        return None, f"not UTF-8 text (byte {err.start})"
+        return None, (*position_of(data, err.start), f"not UTF-8 text (byte {err.start})")
 
 
 def pick_track(text: str, path: Path, registry: Registry, override: str | None):
@@ -133,9 +136,13 @@ def check_file(path: Path, kind: str, text: str, track: Track | None, registry: 
     elif kind == "python":
         if kinds.is_notebook(path, root) and path.is_file():
             # Cell by cell: a `%%bash` or `%%writefile` cell's body is not Python (validate.notebook).
-            from specdec_guide.validate.notebook import NotebookChecker
+            from specdec_guide.validate.notebook import HeaderError, NotebookChecker
 
-            nbc = NotebookChecker(registry).check_source(path)
+            try:
+                nbc = NotebookChecker(registry).check_source(path)
+            except HeaderError as err:
+                res.findings = [(err.line, err.col, err.message)]
+                return res
             res.track = registry.find(nbc.track) or track
             res.findings = [(d.line, d.col, d.message) for d in nbc.diagnostics()]
             res.references = sum(c.references for c in nbc.checked)
@@ -255,7 +262,7 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
             continue
         text, problem = read_text(path)
         if text is None:
-            report.diagnostics.append(Diagnostic(shown, 0, 0, problem))
+            report.diagnostics.append(Diagnostic(shown, *problem))
             report.results.append(FileResult(path, kind))
             continue
         track = None
