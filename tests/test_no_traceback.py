@@ -97,7 +97,9 @@ CASES = cases()
 
 
 def assert_positioned(output: str, case: str) -> None:
-    assert "Traceback" not in output, case
+    from specdec_guide.validate.runner import INTERNAL_ERROR
+
+    assert "Traceback" not in output and INTERNAL_ERROR not in output, f"{case}: {output}"
     for line in output.splitlines():
         if not line.strip() or SUMMARY.match(line) or line.startswith((" ", "\t")):
             continue
@@ -180,3 +182,25 @@ def test_a_notebook_whose_jupytext_header_is_malformed_yaml_is_a_positioned_find
     finding = out.out.strip().split("\n")[0]
     assert finding.startswith(f"notebooks/{first.name}:{at + 1}:{col}: the jupytext header is not valid YAML: "
                               "mapping values are not allowed here"), finding
+
+
+ADVERSARIAL = {
+    "deep.yaml": ("speculative_config: " + "[" * 600 + "]" * 600 + "\n", "deep.yaml:1:1: YAML nests too deeply"),
+    "loop.yaml": ("speculative_config: &a\n  decoding_type: NGram\n  x: [*a]\n",
+                  "loop.yaml:1:21: this anchor's value contains an alias to itself"),
+    "laughs.yaml": ("speculative_config:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                    + "".join(f"  {chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
+                              for i in range(6)), "laughs.yaml:7:6: its aliases expand to more than"),
+    "late_nul.sh": ("echo ok\n" * 2000 + "trtllm-serve m\0\n", "late_nul.sh:2001:15: binary file (a NUL byte)"),
+    "deep.py": ("x = " + "(" * 300 + ")" * 300 + "\n", "deep.py:1:"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_hostile_files_are_findings_not_crashes_or_hangs(project, capsys, name):
+    text, expected = ADVERSARIAL[name]
+    (project / name).write_text(text)
+    assert cli.main(["validate", name]) == 1
+    out = capsys.readouterr()
+    assert_positioned(out.out + out.err, name)
+    assert out.out.startswith(expected), out.out

@@ -234,7 +234,7 @@ def render(
         raise UserError(msg if msg.startswith(str(yaml_path)) else f"{yaml_path}:1:1: {msg}") from None
     try:
         filled = yaml.safe_load(text)
-    except yaml.YAMLError as err:  # a broken template: where, in the template's own lines
+    except (yaml.YAMLError, RecursionError) as err:  # a broken template: where, in the template's own lines
         line, col = yaml_position(err)
         raise UserError(f"{yaml_path}:{line}:{col}: the template is not valid YAML: "
                         f"{getattr(err, 'problem', None) or err}") from None

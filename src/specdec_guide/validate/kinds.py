@@ -128,11 +128,9 @@ def _top_keys(text: str) -> list[str] | None:
     ``key:`` lines (so a real options file with a syntax error is still recognised, and reported)."""
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         keys = [m.group(1) for m in map(_TOP_KEY_LINE.match, text.split("\n")) if m]
         return keys or None
-    except RecursionError:
-        return None
     if not isinstance(data, dict):
         return None
     return [str(k) for k in data]

@@ -19,6 +19,11 @@ from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.schema import Registry, Track
 
 
+#: The start of the finding for a checker that raised: a bug in this package, never the reader's fault
+#: (the mutation test in tests/test_no_traceback.py fails on it).
+INTERNAL_ERROR = "specdec-guide could not check this file: internal error"
+
+
 @dataclass
 class FileResult:
     path: Path
@@ -272,7 +277,11 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
                 report.diagnostics.append(Diagnostic(shown, *bad))
                 report.results.append(FileResult(path, kind))
                 continue
-        res = check_file(path, kind, text, track, registry, root, is_verified, env=envs.get(path.resolve()))
+        try:
+            res = check_file(path, kind, text, track, registry, root, is_verified, env=envs.get(path.resolve()))
+        except Exception as err:  # noqa: BLE001  a checker's bug must not cost the reader the other files
+            res = FileResult(path, kind, track, findings=[(1, 1, f"{INTERNAL_ERROR} ({type(err).__name__}: {err}); "
+                                                                 "the other files were checked")])
         report.results.append(res)
         for ln, col, msg in res.findings:
             (report.notes if is_note(msg) else report.diagnostics).append(Diagnostic(shown, ln, col, str(msg)))
