@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from specdec_guide.diagnostics import Diagnostic
-from specdec_guide.validate import kinds
+from specdec_guide.validate import kinds, walk
 from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.schema import Registry, Track
 
@@ -171,8 +171,6 @@ def collect(paths: list[Path] | None, root: Path,
     A folder is walked as :func:`specdec_guide.validate.walk.walk` says: no ``.git``, virtual
     environments, git-ignored files or the project's ``exclude`` patterns.
     """
-    from specdec_guide.validate import walk
-
     if not paths:
         return kinds.snippet_files(root) + kinds.page_files(root), [], set()
     files, diags, explicit = [], [], set()
@@ -201,7 +199,10 @@ def llm_yaml_references(files: list[Path], root: Path, registry: Registry, overr
         track, _ = pick_track(text, f, registry, override)
         if track is None:
             continue
-        _, _, refs = shell.check(text, track, registry)
+        try:
+            _, _, refs = shell.check(text, track, registry)
+        except Exception:  # noqa: BLE001  the file's own check reports what went wrong
+            continue
         for _, ref in refs:
             for base in (f.parent, root):
                 cand = (base / ref)
@@ -232,7 +233,10 @@ def page_env(root: Path) -> dict[Path, dict]:
                 out.setdefault(path, dict(env))
                 snippet, _ = read_text(path)
                 if snippet is not None:
-                    env = shell.snippet_env(snippet, env)
+                    try:
+                        env = shell.snippet_env(snippet, env)
+                    except Exception:  # noqa: BLE001  the snippet's own check reports it
+                        pass
     return out
 
 
@@ -249,8 +253,6 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
 
         is_verified = verifier(root, registry)
     report = Report(root, strict=strict)
-    from specdec_guide.validate import walk
-
     excludes, setting_problems = walk.project_excludes(root)
     files, report.diagnostics, explicit = collect(paths, root, excludes)
     report.diagnostics += setting_problems

@@ -18,7 +18,7 @@ see :func:`specdec_guide.validate.kinds.looks_like_llm_yaml`) is handed to the L
 with positions in this file.
 
 Program output: a block copied from a README often shows what a command printed next to the
-command. In a transcript (some lines start with a ``$ `` prompt) only the prompted lines, with their
+command. In a transcript (the first command starts with a ``$ `` prompt) only the prompted lines, with their
 continuations, are commands; the rest is output and is not read. Without prompts, a line that
 fails to tokenize and does not start like a command (:func:`shell_like`: a known program, a
 variable, a path, a shell keyword) is output (``Soyer's wife, ...``): it gets a note, not a syntax
@@ -103,8 +103,9 @@ def logical_lines(text: str, heredocs: list | None = None, programs=()):
     """Yield ``(logical_text, positions)``; ``positions[i]`` is the 1-based (line, col) of char i.
 
     Heredoc bodies are not commands: they are skipped, and appended to ``heredocs`` when given. A
-    line that opens a quote and does not start like a command (:func:`shell_like`) is taken for
-    program output and yielded alone, instead of joining every line after it into one quoted word.
+    line that does not start like a command (:func:`shell_like`) and leaves an apostrophe inside a
+    word open (``Soyer's``) is taken for program output and yielded alone, instead of joining the
+    lines after it into one quoted word.
     """
     lines = text.split("\n")
     buf, pos = [], []
@@ -374,13 +375,14 @@ _PROMPT = re.compile(r"^(\s*)\$ (?=\S)")
 
 
 def commands_of_transcript(text: str) -> str | None:
-    """For a transcript (lines that start with a ``$ `` prompt), the text with the prompts blanked
-    and the output lines emptied, line and column numbers kept; None when ``text`` has no prompt.
+    """For a transcript (its first command line starts with a ``$ `` prompt), the text with the
+    prompts blanked and the output lines emptied, line and column numbers kept; else None.
 
     A prompted line runs on over a trailing backslash, an open quote or a heredoc body.
     """
     lines = text.split("\n")
-    if not any(_PROMPT.match(ln) for ln in lines):
+    first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
+    if not _PROMPT.match(first):  # a transcript starts with a prompt; a script never does
         return None
     out, i = [], 0
     while i < len(lines):
