@@ -48,6 +48,9 @@ def test_this_repository_validates_clean_at_its_root():
     assert not any(s.startswith("src/specdec_guide/schemas/") and s.endswith(".yaml") for s in seen)
     assert "mkdocs.yml" not in seen and ".github/workflows/cpu.yml" not in seen
     assert walk.project_excludes(REPO) == (["tests/fixtures"], [])
+    # under the root too (`cd tests && specdec-guide validate .`): the root's setting applies
+    below = validate_paths([REPO / "tests"], root=REPO)
+    assert below.ok and not any("fixtures" in r.path.parts for r in below.results)
 
 
 def make_project(root: Path, git: bool) -> Path:
