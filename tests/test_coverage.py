@@ -83,3 +83,19 @@ def test_repository_registry_names_existing_tests():
     entries, diags = coverage.load_registry(REPO)
     assert diags == []
     assert coverage.check_registry(REPO, entries) == []
+
+
+def test_validate_does_not_import_coverage():
+    """coverage builds on validate (its Verifier lives in validate/verified.py); no import goes back."""
+    import ast
+
+    pkg = REPO / "src" / "specdec_guide" / "validate"
+    back = []
+    for path in sorted(pkg.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if any(n == "specdec_guide.coverage" or n.startswith("specdec_guide.coverage.") for n in names):
+                back.append(f"{path.name}:{node.lineno}")
+    assert len(list(pkg.glob("*.py"))) > 10 and back == []

@@ -57,6 +57,46 @@ def test_a_draft_with_another_eos_is_refused_at_the_draft_line(tiny_models, tmp_
     assert "Fix: use a draft trained with the target's tokenizer" in out
 
 
+def test_a_draft_whose_vocabulary_differs_in_two_tokens_is_refused_and_names_them(tiny_models, tmp_path, capsys,
+                                                                                  other_draft):
+    """'^' and '~' swap ids: the same size, the same special tokens, and none of the sample strings
+    uses either, so only a comparison of the whole vocabulary sees it."""
+    from specdec_guide.doctor import TOKENIZER_SAMPLES
+
+    assert not any(c in sample for sample in TOKENIZER_SAMPLES for c in "^~")
+    target, _ = tiny_models
+    tok_path = other_draft / "tokenizer.json"
+    tok = json.loads(tok_path.read_text())
+    vocab = tok["model"]["vocab"]
+    vocab["^"], vocab["~"] = vocab["~"], vocab["^"]
+    tok_path.write_text(json.dumps(tok))
+    yml = draft_target_yaml(tmp_path, target, other_draft)
+    code, out = doctor(capsys, yml)
+    assert code == 1, out
+    assert (f"{yml}:7:1: error: tokenizers differ in 2 tokens of the vocabulary (token -> id): "
+            f"'^' is id {ord('~')} in the draft, id {ord('^')} in the target; "
+            f"'~' is id {ord('^')} in the draft, id {ord('~')} in the target Fix: use a draft") in out
+
+
+def test_an_added_token_special_in_the_target_only_is_refused(tiny_models, tmp_path, capsys, other_draft):
+    """Both add '<tool>' as id 259; only the target marks it special (so it never splits in a prompt)."""
+    from transformers import AutoTokenizer
+
+    target, _ = tiny_models
+    own_target = tmp_path / "target"
+    shutil.copytree(target, own_target)
+    tok = AutoTokenizer.from_pretrained(own_target)
+    tok.add_special_tokens({"additional_special_tokens": ["<tool>"]})
+    tok.save_pretrained(own_target)
+    tok = AutoTokenizer.from_pretrained(other_draft)
+    tok.add_tokens(["<tool>"])
+    tok.save_pretrained(other_draft)
+    code, out = doctor(capsys, draft_target_yaml(tmp_path, own_target, other_draft))
+    assert code == 1, out
+    assert (f"tokenizers differ in their added tokens: id {VOCAB_SIZE} is '<tool>' in the draft, '<tool>' (special) "
+            "in the target") in out
+
+
 def test_a_draft_with_an_extra_token_is_refused(tiny_models, tmp_path, capsys, other_draft):
     from transformers import AutoTokenizer
 
@@ -65,7 +105,8 @@ def test_a_draft_with_an_extra_token_is_refused(tiny_models, tmp_path, capsys, o
     tok.add_special_tokens({"additional_special_tokens": ["<tool>"]})
     tok.save_pretrained(other_draft)
     code, out = doctor(capsys, draft_target_yaml(tmp_path, target, other_draft))
-    assert code == 1 and f"the draft's has {VOCAB_SIZE + 1} tokens, the target's {VOCAB_SIZE}" in out
+    assert code == 1 and (f"the draft's has {VOCAB_SIZE + 1} tokens, the target's {VOCAB_SIZE} "
+                          f"('<tool>' is id {VOCAB_SIZE} in the draft, absent in the target)") in out
 
 
 def test_a_draft_with_another_vocab_size_points_at_its_config(tiny_models, tmp_path, capsys, other_draft):

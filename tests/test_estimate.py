@@ -113,15 +113,15 @@ def test_the_three_formats_give_the_same_tokens(tiny_models, tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ('{"prompt": "abc"}', "log.jsonl:2: missing 'output'"),
-    ('{"output": "x"}', "log.jsonl:2: missing 'prompt'"),
+    ('{"prompt": "abc"}', "log.jsonl:2:1: missing 'output'"),
+    ('{"output": "x"}', "log.jsonl:2:1: missing 'prompt'"),
     ('{"prompt": "a", "output": ', "log.jsonl:2:27: invalid JSON"),
-    ('[1, 2]', "log.jsonl:2: expected a JSON object"),
-    ('{"text_input": "a"}', "log.jsonl:2: missing 'text_output'"),
-    ('{"request": {"messages": []}, "response": {"choices": []}}', "log.jsonl:2: missing 'response.choices[0]'"),
+    ('[1, 2]', "log.jsonl:2:1: expected a JSON object"),
+    ('{"text_input": "a"}', "log.jsonl:2:1: missing 'text_output'"),
+    ('{"request": {"messages": []}, "response": {"choices": []}}', "log.jsonl:2:1: missing 'response.choices[0]'"),
     ('{"prompt": "a", "output": "b", "finish_reason": "eos"}', "finish_reason' must be"),
-    ('{"prompt": "a", "output": ""}', "log.jsonl:2: the output is empty"),
-    ('{"hello": 1}', "log.jsonl:2: unrecognised record"),
+    ('{"prompt": "a", "output": ""}', "log.jsonl:2:1: the output is empty"),
+    ('{"hello": 1}', "log.jsonl:2:1: unrecognised record"),
 ])
 def test_bad_records_name_the_line(tiny_models, tmp_path, monkeypatch, capsys, line, message):
     target, _ = tiny_models
@@ -210,4 +210,4 @@ def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):
     log = _write(tmp_path / "log.jsonl", {"prompt": "abc abc", "output": " abc abc"})
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--drafter", f"{bad}:Broken"]) == 2
     err = capsys.readouterr().err
-    assert "log.jsonl:1: the drafter failed on this request: ZeroDivisionError" in err and "Traceback" not in err
+    assert "log.jsonl:1:1: the drafter failed on this request: ZeroDivisionError" in err and "Traceback" not in err

@@ -68,9 +68,9 @@ def test_unreadable_binary_missing_and_unknown_files_become_diagnostics(tmp_path
     assert proc.stdout.split("\n")[:5] == [
         "bad.sh:1:1: unknown TRT-LLM track '7.0' in the trtllm= directive (known: 1.1.0, 1.1, triton-25.12, 1.2.0, "
         "latest)",
-        "blob.sh:0:0: binary file: a snippet must be text",
+        "blob.sh:1:1: binary file (a NUL byte): a snippet must be text",
         "gone.sh:0:0: no such file or directory",
-        "latin.py:0:0: not UTF-8 text (byte 5)",
+        "latin.py:1:6: not UTF-8 text (byte 5)",
         "notes.txt:0:0: no validator applies to this kind of file",
     ]
 

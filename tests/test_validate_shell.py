@@ -164,3 +164,55 @@ def test_fill_template_key_that_is_part_of_a_real_key():
     assert found == [(1, 63, "unknown template key 'decoupled' for model 'tensorrt_llm' in TRT-LLM 1.1.0 (did you "
                              "mean 'decoupled_mode'?); fill_template.py lets it through (it is part of "
                              "'decoupled_mode') but substitutes nothing")]
+
+
+# ---- program output in shell fences -----------------------------------------------------------------
+README_OUTPUT = """python3 ../run.py --max_output_len=40 --tokenizer_dir ./llama \\
+    --input_text "Born in north-east France, Soyer trained as a"
+Soyer's wife, Emma Jones, was a painter and a musician.
+[12/01/2026-10:00:00] [TRT-LLM] [W] Can't read the engine config, using defaults
+trtllm-serve m --extra-llm-api-options x.yaml
+"""
+
+
+def test_program_output_without_prompts_is_a_note_and_the_command_after_it_is_still_checked():
+    found = check(README_OUTPUT)
+    errors = [(ln, col, msg) for ln, col, msg in found if not is_note(msg)]
+    notes = [(ln, col) for ln, col, msg in found if is_note(msg)]
+    assert notes == [(3, 1), (4, 1)]
+    assert all("looks like program output" in msg for _, _, msg in found if is_note(msg))
+    assert errors == [(5, 16, "unknown flag '--extra-llm-api-options' for trtllm-serve serve in TRT-LLM 1.1.0 "
+                              "(did you mean '--extra_llm_api_options'?)")]
+
+
+def test_a_transcript_with_prompts_reads_only_the_prompted_commands():
+    text = ("$ trtllm-serve m \\\n"
+            "    --nope\n"
+            "INFO: Soyer's server is up\n"
+            "{\"text_output\": \"it's \"}\n"
+            "$ curl -s localhost:8000/v2/health/ready -d '{\n"
+            "  \"a\": 1\n"
+            "}'\n"
+            "He didn't answer'\n")
+    assert check(text) == [(2, 5, "unknown flag '--nope' for trtllm-serve serve in TRT-LLM 1.1.0")]
+
+
+def test_real_shell_errors_in_real_commands_are_still_errors():
+    for text in ("echo 'unclosed\n", "trtllm-serve m --extra_llm_api_options 'x.yaml\n",
+                 "MODEL='a b\n", "./run.sh \"--x\n", "$ docker run 'img\n"):
+        found = check(text)
+        assert found and found[0][2].startswith("shell syntax:") and not is_note(found[0][2]), (text, found)
+
+
+def test_a_readme_named_on_the_command_line_has_its_shell_fences_checked(tmp_path):
+    (tmp_path / "README.md").write_text(
+        "# Serving\n\nRun it:\n\n```bash\n" + README_OUTPUT + "```\n\n"
+        "- In a list:\n\n  ```console\n  $ trtllm-serve m --port 8000 --bogus\n  Soyer's wife\n  ```\n\n"
+        "```python\nprint('not shell')\n```\n")
+    report = validate_paths([tmp_path / "README.md"], root=tmp_path, registry=REG, is_verified=lambda p: True)
+    assert [str(d) for d in report.diagnostics] == [
+        "README.md:10:16: unknown flag '--extra-llm-api-options' for trtllm-serve serve in TRT-LLM 1.1.0 "
+        "(did you mean '--extra_llm_api_options'?)",
+        "README.md:16:32: unknown flag '--bogus' for trtllm-serve serve in TRT-LLM 1.1.0"]
+    assert [(n.line, n.col) for n in report.notes] == [(8, 1), (9, 1)]
+    assert report.results[0].kind == "markdown" and report.results[0].snippets == 2

@@ -27,3 +27,31 @@ class UserError(Exception):
     def __init__(self, message: str, exit_code: int = 2):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def position_of(data: bytes | str, offset: int) -> tuple[int, int]:
+    """1-based ``(line, col)`` of the byte (or character) at ``offset``."""
+    nl = b"\n" if isinstance(data, bytes) else "\n"
+    head = data[:offset]
+    return head.count(nl) + 1, offset - (head.rfind(nl) + 1) + 1
+
+
+def read_utf8(path) -> str:
+    """A file's text, or a UserError ``path:line:col: ...`` (unreadable: ``path:0:0``)."""
+    from pathlib import Path
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise UserError(f"{path}:0:0: cannot read: {err.strerror or err}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line, col = position_of(data, err.start)
+        raise UserError(f"{path}:{line}:{col}: not UTF-8 text (byte {err.start})") from None
+
+
+def yaml_position(err) -> tuple[int, int]:
+    """1-based ``(line, col)`` of a PyYAML error (its problem mark, else its context mark, else 1:1)."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

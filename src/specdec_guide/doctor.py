@@ -5,8 +5,9 @@ Given a Triton model repository (ours, or one copied from upstream: ``<model>/co
 target, which the command line supplies there), it:
 
 1. runs ``specdec-guide validate`` for the file's track (:func:`validate.runner.validate_paths`);
-2. Draft/Target: loads both tokenizers and compares vocabulary size, special-token ids and the
-   ids of a sample of strings, and the models' ``vocab_size``; reports the first difference;
+2. Draft/Target: the models' ``vocab_size``, then both tokenizers whole: the vocabulary (token ->
+   id), the added and special tokens, and the ids of a sample of strings; names the first
+   differing tokens;
 3. EAGLE-3: checks the head's ``config.json`` and weight shapes against the target's config
    (:data:`EAGLE3_SOURCE` says where the rules come from);
 4. ``max_draft_len`` where the release states a rule (MTP: ``num_nextn_predict_layers``);
@@ -38,7 +39,8 @@ from specdec_guide.diagnostics import UserError
 #: commit, not the 1.1.0 tag, so each rule is marked as not confirmed for 1.1.0 on the doctor page.
 EAGLE3_SOURCE = ("NVIDIA/TensorRT-LLM tensorrt_llm/_torch/models/modeling_speculative.py "
                  "(Eagle3DraftModel, Eagle3ForCausalLM; main at 00679c66c3e3)")
-#: Strings whose token ids a draft and a target must agree on (code, prose, digits, unicode, chat markup).
+#: Strings tokenized after the vocabularies agree (code, prose, digits, unicode, chat markup): a different
+#: pre-tokenizer, normalizer or merge table shows here.
 TOKENIZER_SAMPLES = (
     "Hello, world!", "def add(a, b):\n    return a + b", "The year 2026 has 365 days.",
     "naïve café – 東京 🚀", "  leading spaces\tand tabs", '{"key": [1, 2.5, null]}',
@@ -118,7 +120,7 @@ def json_line(path: Path, key: str) -> int:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if f'"{key}"' in line:
                 return n
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return 1
 
@@ -165,13 +167,15 @@ def _load_yaml(path: Path, pbtxt: Path | None = None) -> Config:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as err:
-        raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+        raise UserError(f"{path}:0:0: cannot read: {err.strerror or err}") from None
+    # Not UTF-8 or not YAML: the validator reports where; doctor reads what it can.
+    text = raw.decode("utf-8", errors="replace")
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        data = None  # the validator reports the syntax error with its position
+    except (yaml.YAMLError, RecursionError):
+        data = None
     return Config(path, text, data if isinstance(data, dict) else {}, pbtxt)
 
 
@@ -232,8 +236,46 @@ def run_validator(cfg: Config, trtllm: str | None) -> list[Finding]:
     return out
 
 
+#: How many differing tokens a finding names before it says how many more there are.
+SHOWN_DIFFERENCES = 3
+
+
+def _more(diffs: list, what: str) -> str:
+    rest = len(diffs) - SHOWN_DIFFERENCES
+    return f"; and {rest} more {what}" if rest > 0 else ""
+
+
+def vocabulary_differences(t_tok, d_tok) -> list[tuple[str, int | None, int | None]]:
+    """``(token, target id, draft id)`` for every token whose id differs (None: absent), by id."""
+    tv, dv = t_tok.get_vocab(), d_tok.get_vocab()
+    diffs = [(tok, tv.get(tok), dv.get(tok)) for tok in set(tv) | set(dv) if tv.get(tok) != dv.get(tok)]
+    return sorted(diffs, key=lambda d: (min(i for i in d[1:] if i is not None), d[0]))
+
+
+def added_token_differences(t_tok, d_tok) -> list[tuple[int, str, str]]:
+    """``(id, target's, draft's)`` for added tokens that differ in text or in being special."""
+    def table(tok) -> dict:
+        decoder = getattr(tok, "added_tokens_decoder", None) or {}
+        return {int(i): (str(getattr(a, "content", a)), bool(getattr(a, "special", False))) for i, a in decoder.items()}
+
+    def shown(entry) -> str:
+        return "none" if entry is None else f"{entry[0]!r}{' (special)' if entry[1] else ''}"
+
+    ta, da = table(t_tok), table(d_tok)
+    return [(i, shown(ta.get(i)), shown(da.get(i))) for i in sorted(set(ta) | set(da)) if ta.get(i) != da.get(i)]
+
+
+def _id_text(i: int | None) -> str:
+    return "absent" if i is None else f"id {i}"
+
+
 def check_tokenizers(cfg: Config, target: Path, draft: Path) -> None:
-    """Draft/Target: the draft must speak the target's vocabulary, token for token."""
+    """Draft/Target: the draft must speak the target's vocabulary, token for token.
+
+    Compared whole: the vocabulary (token -> id, added tokens included), the added tokens (text and
+    whether each is special), the special tokens, then a sample of strings (which also catches a
+    different pre-tokenizer or merge table). The finding names the first differing tokens.
+    """
     from specdec_guide.traffic_log import load_tokenizer
 
     fix = "use a draft trained with the target's tokenizer (the same family, e.g. a smaller size of it)"
@@ -251,9 +293,12 @@ def check_tokenizers(cfg: Config, target: Path, draft: Path) -> None:
         cfg.add("warning", f"tokenizers not compared: {err}", "make both directories hold their tokenizer files",
                 *key)
         return
+    vocab = vocabulary_differences(t_tok, d_tok)
+    named = "; ".join(f"{tok!r} is {_id_text(d)} in the draft, {_id_text(t)} in the target"
+                      for tok, t, d in vocab[:SHOWN_DIFFERENCES]) + _more(vocab, "tokens")
     if len(t_tok) != len(d_tok):
-        cfg.add("error", f"tokenizers differ: the draft's has {len(d_tok)} tokens, the target's {len(t_tok)}", fix,
-                *key)
+        cfg.add("error", f"tokenizers differ: the draft's has {len(d_tok)} tokens, the target's {len(t_tok)}"
+                + (f" ({named})" if vocab else ""), fix, *key)
         return
     for name in SPECIAL_TOKENS:
         t_id, d_id = getattr(t_tok, f"{name}_id", None), getattr(d_tok, f"{name}_id", None)
@@ -261,13 +306,30 @@ def check_tokenizers(cfg: Config, target: Path, draft: Path) -> None:
             cfg.add("error", f"tokenizers differ: {name} is id {d_id} ({getattr(d_tok, name, None)!r}) in the draft, "
                     f"id {t_id} ({getattr(t_tok, name, None)!r}) in the target", fix, *key)
             return
+    if vocab:
+        cfg.add("error", f"tokenizers differ in {len(vocab)} token{'s' if len(vocab) != 1 else ''} of the vocabulary "
+                f"(token -> id): {named}", fix, *key)
+        return
+    added = added_token_differences(t_tok, d_tok)
+    if added:
+        listed = "; ".join(f"id {i} is {d} in the draft, {t} in the target" for i, t, d in added[:SHOWN_DIFFERENCES])
+        cfg.add("error", f"tokenizers differ in their added tokens: {listed}{_more(added, 'added tokens')}", fix, *key)
+        return
+    t_special, d_special = sorted(map(str, t_tok.all_special_tokens)), sorted(map(str, d_tok.all_special_tokens))
+    if t_special != d_special:
+        only_d = [x for x in d_special if x not in t_special]
+        only_t = [x for x in t_special if x not in d_special]
+        cfg.add("error", f"tokenizers differ in their special tokens: the draft's only {only_d}, the target's only "
+                f"{only_t}", fix, *key)
+        return
     for sample in TOKENIZER_SAMPLES:
         a = t_tok(sample, add_special_tokens=False)["input_ids"]
         b = d_tok(sample, add_special_tokens=False)["input_ids"]
         if a != b:
             i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
             cfg.add("error", f"tokenizers differ on {sample!r}: token {i} is {b[i] if i < len(b) else None} in the "
-                    f"draft, {a[i] if i < len(a) else None} in the target", fix, *key)
+                    f"draft, {a[i] if i < len(a) else None} in the target (same vocabulary, so the pre-tokenizer, "
+                    "normalizer or merges differ)", fix, *key)
             return
 
 
@@ -345,7 +407,7 @@ def named_gpus(cfg: Config) -> tuple[int | None, str, int]:
     if cfg.pbtxt is not None:
         try:
             text = cfg.pbtxt.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):  # the validator reports it
             text = ""
         for n, line in enumerate(text.splitlines(), 1):
             m = re.search(r"gpus\s*:\s*\[([^\]]*)\]", line)

@@ -161,7 +161,7 @@ def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float 
         try:
             stats = replay_request(request, drafter, max_draft_len, request_id)
         except Exception as err:  # a user drafter's bug: say where, without a traceback
-            raise UserError(f"{request.where}: the drafter failed on this request: {type(err).__name__}: {err}") from None
+            raise UserError(f"{request.where}:1: the drafter failed on this request: {type(err).__name__}: {err}") from None
         est.requests.append(RequestResult(request.where, len(request.prompt_ids), stats, request.logged))
     return est
 
@@ -202,23 +202,45 @@ def best(estimates: list[Estimate]) -> Estimate:
 
 
 # -- reading settings -------------------------------------------------------------------------
+def _key_position(text: str, *keys: str) -> str:
+    """``line:col`` of the innermost of ``keys`` the YAML holds (``1:1`` when none)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return "1:1"
+    at = "1:1"
+    for key in keys:
+        hit = next((kv for kv in getattr(node, "value", []) if isinstance(node, yaml.MappingNode)
+                    and isinstance(kv[0], yaml.ScalarNode) and kv[0].value == key), None)
+        if hit is None:
+            break
+        at, node = f"{hit[0].start_mark.line + 1}:{hit[0].start_mark.column + 1}", hit[1]
+    return at
+
+
 def settings_from_yaml(path: Path) -> NGramSettings:
     """The NGram keys of ``speculative_config`` in a model.yaml or extra-options YAML."""
     import yaml
 
+    from specdec_guide.diagnostics import read_utf8, yaml_position
+
+    text = read_utf8(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        at = f"{mark.line + 1}:{mark.column + 1}" if mark else "1:1"
-        raise UserError(f"{path}:{at}: invalid YAML: {getattr(err, 'problem', err)}") from None
+        line, col = yaml_position(err)
+        raise UserError(f"{path}:{line}:{col}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+    except RecursionError:
+        raise UserError(f"{path}:1:1: invalid YAML: nested too deeply") from None
     spec = data.get("speculative_config") if isinstance(data, dict) else None
     if not isinstance(spec, dict):
-        raise UserError(f"{path}: no speculative_config mapping to read the NGram keys from")
+        raise UserError(f"{path}:{_key_position(text, 'speculative_config')}: no speculative_config mapping to read "
+                        "the NGram keys from")
     if spec.get("decoding_type") != "NGram":
-        raise UserError(f"{path}: speculative_config.decoding_type is {spec.get('decoding_type')!r}; estimate "
+        raise UserError(f"{path}:{_key_position(text, 'speculative_config', 'decoding_type')}: "
+                        f"speculative_config.decoding_type is {spec.get('decoding_type')!r}; estimate "
                         "replays NGram (use --drafter for another deterministic drafter)")
     values = {}
     for key in NGRAM_KEYS:
@@ -226,8 +248,8 @@ def settings_from_yaml(path: Path) -> NGramSettings:
             want = int if key.startswith("max_") else bool
             v = spec[key]
             if not isinstance(v, want) or (want is int and (isinstance(v, bool) or v < 1)):
-                raise UserError(f"{path}: speculative_config.{key}: expected "
-                                f"{'a positive integer' if want is int else 'true or false'}, got {v!r}")
+                raise UserError(f"{path}:{_key_position(text, 'speculative_config', key)}: speculative_config.{key}: "
+                                f"expected {'a positive integer' if want is int else 'true or false'}, got {v!r}")
             values[key] = v
     return NGramSettings(**values)
 

@@ -86,21 +86,24 @@ def _fill_model_yaml(text: str, values: dict[str, str], max_batch_size: int | No
     return text
 
 
-def _fill_config(config: str, triton_config: dict) -> str:
+def _fill_config(config: str, triton_config: dict, path: Path) -> str:
     """Write model.yaml's triton_config.{decoupled,max_batch_size} into config.pbtxt as well.
 
     The container's launch_triton_server.py starts Triton with --disable-auto-complete-config, so
     behind it Triton reads only config.pbtxt; with auto-complete on, model.py copies triton_config and
     Triton refuses a config.pbtxt whose policy differs. Equal values in both files work either way.
     """
-    decoupled = bool(triton_config.get("decoupled", False))
-    mbs = int(triton_config.get("max_batch_size", 0) or 0)
+    decoupled = triton_config.get("decoupled", False)
+    mbs = triton_config.get("max_batch_size", 0) or 0
+    if not isinstance(decoupled, bool) or isinstance(mbs, bool) or not isinstance(mbs, int) or mbs < 0:
+        raise UserError(f"{path.parent / '1' / 'model.yaml'}:1:1: triton_config needs decoupled: true|false "
+                        f"and max_batch_size: an integer >= 0 (got {decoupled!r}, {mbs!r})")
     config, n = re.subn(r"(?m)^(\s+decoupled:)\s*\w+", rf"\g<1> {'true' if decoupled else 'false'}", config)
     if n != 1:
-        raise UserError("template config.pbtxt has no model_transaction_policy { decoupled: ... } line to set")
+        raise UserError(f"{path}:1:1: template config.pbtxt has no model_transaction_policy {{ decoupled: ... }} line to set")
     config, n = re.subn(r"(?m)^(max_batch_size:)\s*\d+", rf"\g<1> {mbs}", config)
     if n != 1:
-        raise UserError("template config.pbtxt has no max_batch_size line to set")
+        raise UserError(f"{path}:1:1: template config.pbtxt has no max_batch_size line to set")
     return config
 
 
@@ -261,15 +264,33 @@ def render(
     if drafter:
         values["DRAFTER"] = drafter
 
+    from specdec_guide.diagnostics import read_utf8, yaml_position
+
     src = template_dir(method)
-    text = _fill_model_yaml((src / "1" / "model.yaml").read_text(), values, max_batch_size, decoupled)
-    left = _leftover_markers(yaml.safe_load(text))
+    yaml_path = src / "1" / "model.yaml"
+    try:
+        text = _fill_model_yaml(read_utf8(yaml_path), values, max_batch_size, decoupled)
+    except UserError as err:
+        msg = str(err)
+        raise UserError(msg if msg.startswith(str(yaml_path)) else f"{yaml_path}:1:1: {msg}") from None
+    try:
+        filled = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as err:  # a broken template: where, in the template's own lines
+        line, col = yaml_position(err)
+        raise UserError(f"{yaml_path}:{line}:{col}: the template is not valid YAML: "
+                        f"{getattr(err, 'problem', None) or err}") from None
+    left = _leftover_markers(filled)
     if left:
-        raise UserError(f"template {method} still has unfilled markers: {'; '.join(left)}")
-    config = _fill_config((src / "config.pbtxt").read_text(), yaml.safe_load(text).get("triton_config") or {})
+        first = next((n for n, ln in enumerate(text.splitlines(), 1) if "${" in ln and not ln.lstrip().startswith("#")), 1)
+        raise UserError(f"{yaml_path}:{first}:1: template {method} still has unfilled markers: {'; '.join(left)}")
+    triton_config = (filled.get("triton_config") if isinstance(filled, dict) else None) or {}
+    if not isinstance(triton_config, dict):
+        raise UserError(f"{yaml_path}:1:1: the template's triton_config is not a mapping")
+    config = _fill_config(read_utf8(src / "config.pbtxt"), triton_config, src / "config.pbtxt")
     if name != DEFAULT_NAME:
         config, n = re.subn(r'(?m)^name:\s*"[^"]*"', f'name: "{name}"', config, count=1)
-        assert n == 1, "template config.pbtxt has no name line"
+        if n != 1:
+            raise UserError(f"{src / 'config.pbtxt'}:1:1: the template has no name: \"...\" line to set")
 
     out = Path(out)
     target = _prepare_out(out, name, force)

@@ -96,7 +96,7 @@ def read_log(path: str | Path, tokenizer) -> list[LoggedRequest]:
     records = [LoggedRequest(where, *_tokens(where, texts, tokenizer), logged=texts.logged)
                for where, texts in _texts(Path(path))]
     if not records:
-        raise UserError(f"{path}: no records (the file is empty); expected one JSON object per line")
+        raise UserError(f"{path}:1:1: no records (the file is empty); expected one JSON object per line")
     return records
 
 
@@ -105,7 +105,13 @@ def _texts(path: Path) -> Iterator[tuple[str, _Texts]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError as err:
+        from specdec_guide.diagnostics import position_of
+
+        data = path.read_bytes()
+        line, col = position_of(data, err.start)
+        raise UserError(f"{path}:{line}:{col}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
         raise UserError(f"{path}: cannot read: {getattr(err, 'strerror', None) or err}") from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -116,7 +122,7 @@ def _texts(path: Path) -> Iterator[tuple[str, _Texts]]:
         except json.JSONDecodeError as err:
             raise UserError(f"{where}:{err.colno}: invalid JSON: {err.msg}") from None
         if not isinstance(obj, dict):
-            raise UserError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            raise UserError(f"{where}:1: expected a JSON object, got {type(obj).__name__}")
         texts = _shape(where, obj)
         texts.logged = _counters(obj)
         yield where, texts
@@ -147,16 +153,16 @@ def _shape(where: str, obj: dict) -> _Texts:
         return _triton(where, obj)
     if "prompt" in obj or "messages" in obj or "output" in obj:
         return _ours(where, obj)
-    raise UserError(f"{where}: unrecognised record: expected 'prompt' (or 'messages') and 'output', "
+    raise UserError(f"{where}:1: unrecognised record: expected 'prompt' (or 'messages') and 'output', "
                     "'request' and 'response' (OpenAI), or 'text_input' and 'text_output' (Triton)")
 
 
 def _need(where: str, obj: dict, key: str, kind: type, what: str, label: str | None = None) -> Any:
     value = obj.get(key)
     if value is None:
-        raise UserError(f"{where}: missing '{label or key}' ({what})")
+        raise UserError(f"{where}:1: missing '{label or key}' ({what})")
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise UserError(f"{where}: '{label or key}' must be {what}, got {type(value).__name__}")
+        raise UserError(f"{where}:1: '{label or key}' must be {what}, got {type(value).__name__}")
     return value
 
 
@@ -167,7 +173,7 @@ def _optional_int(where: str, obj: dict, key: str, label: str | None = None) -> 
     if isinstance(value, list) and len(value) == 1:  # Triton inputs arrive as [n]
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError(f"{where}: '{label or key}' must be a positive integer, got {value!r}")
+        raise UserError(f"{where}:1: '{label or key}' must be a positive integer, got {value!r}")
     return value
 
 
@@ -177,7 +183,7 @@ def _finish(where: str, value: Any, label: str) -> str | None:
     if value is None:
         return None
     if value not in ("stop", "length"):
-        raise UserError(f"{where}: '{label}' must be \"stop\" or \"length\", got {value!r}")
+        raise UserError(f"{where}:1: '{label}' must be \"stop\" or \"length\", got {value!r}")
     return value
 
 
@@ -190,7 +196,7 @@ def _ours(where: str, obj: dict) -> _Texts:
     if obj.get("output_ids") is not None:
         ids = obj["output_ids"]
         if not isinstance(ids, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in ids):
-            raise UserError(f"{where}: 'output_ids' must be a list of token ids")
+            raise UserError(f"{where}:1: 'output_ids' must be a list of token ids")
         texts.output_ids = ids
     else:
         texts.output = _need(where, obj, "output", str, "the generated text, without the prompt")
@@ -203,7 +209,7 @@ def _openai(where: str, request: dict, response: dict) -> _Texts:
     texts = _Texts()
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise UserError(f"{where}: missing 'response.choices[0]' (the OpenAI response's first choice)")
+        raise UserError(f"{where}:1: missing 'response.choices[0]' (the OpenAI response's first choice)")
     choice = choices[0]
     if "messages" in request:
         texts.messages = _need(where, request, "messages", list, "a list of chat messages", "request.messages")
@@ -211,7 +217,7 @@ def _openai(where: str, request: dict, response: dict) -> _Texts:
                                                       "chat_template_kwargs") if k in request}
         message = choice.get("message")
         if not isinstance(message, dict):
-            raise UserError(f"{where}: missing 'response.choices[0].message' (a chat completion)")
+            raise UserError(f"{where}:1: missing 'response.choices[0].message' (a chat completion)")
         texts.output = _need(where, message, "content", str, "the generated text",
                              "response.choices[0].message.content")
     else:
@@ -229,9 +235,9 @@ def _scalar_text(where: str, obj: dict, key: str, what: str) -> str:
     if isinstance(value, list) and len(value) == 1:  # Triton sends [1]-shaped string tensors
         value = value[0]
     if value is None:
-        raise UserError(f"{where}: missing '{key}' ({what})")
+        raise UserError(f"{where}:1: missing '{key}' ({what})")
     if not isinstance(value, str):
-        raise UserError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
+        raise UserError(f"{where}:1: '{key}' must be a string, got {type(value).__name__}")
     return value
 
 
@@ -266,9 +272,9 @@ def _tokens(where: str, texts: _Texts, tokenizer) -> tuple[list[int], list[int],
         else:
             prompt_ids = list(tokenizer(texts.prompt, add_special_tokens=True)["input_ids"])
     except Exception as err:  # a template error on odd messages, a tokenizer refusing input
-        raise UserError(f"{where}: cannot tokenize the prompt: {type(err).__name__}: {err}") from None
+        raise UserError(f"{where}:1: cannot tokenize the prompt: {type(err).__name__}: {err}") from None
     if not prompt_ids:
-        raise UserError(f"{where}: the prompt encodes to no tokens")
+        raise UserError(f"{where}:1: the prompt encodes to no tokens")
     if texts.output_ids is not None:
         output_ids = list(texts.output_ids)
     else:
@@ -277,8 +283,8 @@ def _tokens(where: str, texts: _Texts, tokenizer) -> tuple[list[int], list[int],
         if texts.finish_reason == "stop" and eos is not None:
             output_ids.append(eos)  # the model ended the request: EOS was its last token
     if not output_ids:
-        raise UserError(f"{where}: the output is empty: nothing was generated, nothing to replay")
+        raise UserError(f"{where}:1: the output is empty: nothing was generated, nothing to replay")
     if texts.max_tokens is not None and len(output_ids) > texts.max_tokens:
-        raise UserError(f"{where}: the output has {len(output_ids)} tokens, more than max_tokens="
+        raise UserError(f"{where}:1: the output has {len(output_ids)} tokens, more than max_tokens="
                         f"{texts.max_tokens}: was the log written with another tokenizer?")
     return prompt_ids, output_ids, texts.max_tokens, texts.finish_reason

@@ -2,8 +2,12 @@
 
 With no PATHS the whole repository is checked (the folder holding mkdocs.yml or pyproject.toml,
 searched upwards from the current directory): snippets/**, model_repo_templates/**,
-notebooks/*.py and docs/**/*.md. A YAML file is recognised as LLM-API options by its name or its
-content (top-level speculative_config, triton_config or LLM-API fields); no header comment is needed.
+notebooks/*.py and docs/**/*.md. A folder (``validate .``) is walked as git sees it: no .git, no
+virtual environment, nothing .gitignore'd, nothing listed in ``exclude`` under
+[tool.specdec-guide.validate] in the project's pyproject.toml. A YAML file is recognised as LLM-API
+options by its content (top-level speculative_config, triton_config, or keys that are mostly LLM-API
+fields or misspellings of them) or because a shell snippet passes it to --extra_llm_api_options;
+mkdocs.yml, CI workflows and other tools' YAML are left alone. No header comment is needed.
 Problems print as ``path:line:col: message``; exit status 1 when there is any. What the schema
 snapshot does not cover (a program or flag it does not record) prints as
 ``path:line:col: note: ...`` and is counted apart; it fails the run only with --strict. A run

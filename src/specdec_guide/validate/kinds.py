@@ -2,13 +2,15 @@
 
 Kinds: ``pbtxt`` (Triton config.pbtxt), ``llm-yaml`` (Triton llmapi ``model.yaml`` or a
 trtllm-serve/trtllm-bench ``--extra_llm_api_options``/``--config`` file), ``python`` (a snippet
-or a jupytext notebook), ``shell`` and ``page`` (docs/**/*.md). A ``.yaml``/``.yml`` file is an
-LLM API file when it is named ``model.yaml``, its name contains ``llm_api`` / ``llm-api`` /
-``extra_llm_api_options``, a shell snippet passes it to ``--extra_llm_api_options``/``--config``,
-or by its content (:func:`looks_like_llm_yaml`): a top-level ``speculative_config`` or
-``triton_config``, or top-level keys that are LLM-API fields of a recorded track. No header
-comment is needed; ``# specdec-guide: llm-api-yaml`` is still honoured for a file whose content
-says too little (an empty options file).
+or a jupytext notebook), ``shell``, ``page`` (docs/**/*.md of a checkout laid out like this guide,
+held to the one-source rule) and ``markdown`` (other pages, or a README named on the command line:
+only their shell fences are checked). A ``.yaml``/``.yml`` file is an LLM API file when a shell
+snippet passes it to ``--extra_llm_api_options``/``--config``, when it carries the marker
+``# specdec-guide: llm-api-yaml`` (for a file whose content says too little), or by its content
+(:func:`looks_like_llm_yaml`): a top-level ``speculative_config`` or ``triton_config``, or top-level
+keys most of which are LLM-API fields of a recorded track or close misspellings of one. A name like
+``model.yaml`` or ``*llm_api*`` lowers that bar but does not decide alone, so this package's own
+schema snapshots (``schemas/<track>/llm_api.yaml``), mkdocs.yml and CI workflows are not judged.
 
 A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id or an alias).
 """
@@ -22,7 +24,9 @@ from pathlib import Path
 import yaml
 
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
-DIRECTIVE_RE = re.compile(r"specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)")
+#: The directive is a comment line of its own (``#``, ``//`` or ``<!--``; ``# #`` in a jupytext
+#: markdown cell), so a string that holds the words (a test's input) does not set the file's track.
+DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|//|<!--)[#/ \t]*specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)", re.M)
 LLM_YAML_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*llm-api-yaml\b", re.M)
 #: ``# specdec-guide: engine=cpu``: a model.yaml written for our CPU reference engine (see llm_yaml).
 CPU_ENGINE_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*engine\s*=\s*cpu\b", re.M)
@@ -43,6 +47,11 @@ def find_repo_root(start: Path | None = None) -> Path:
 def skipped(path: Path) -> bool:
     return (path.name in NOT_SNIPPETS or path.name.startswith(".")
             or any(part in ("__pycache__", ".ipynb_checkpoints") for part in path.parts))
+
+
+def is_guide_root(root: Path) -> bool:
+    """A checkout laid out like this guide: pages include their code from snippets/ or templates."""
+    return any((root / top).is_dir() for top in SNIPPET_ROOTS)
 
 
 def snippet_files(root: Path) -> list[Path]:
@@ -111,11 +120,17 @@ def llm_api_keys(registry=None) -> frozenset:
     return _llm_api_keys(str(Path(folder).resolve()))
 
 
+_TOP_KEY_LINE = re.compile(r"^([A-Za-z_][\w.\-]*)\s*:(?:\s|$)")
+
+
 def _top_keys(text: str) -> list[str] | None:
+    """The top-level keys of a YAML mapping; for a text that does not parse, the unindented
+    ``key:`` lines (so a real options file with a syntax error is still recognised, and reported)."""
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
+    except (yaml.YAMLError, RecursionError):
+        keys = [m.group(1) for m in map(_TOP_KEY_LINE.match, text.split("\n")) if m]
+        return keys or None
     if not isinstance(data, dict):
         return None
     return [str(k) for k in data]
@@ -125,22 +140,51 @@ def has_top_key(text: str, key: str) -> bool:
     return key in (_top_keys(text) or [])
 
 
-def looks_like_llm_yaml(text: str, registry=None) -> bool:
+#: How close an unknown key must be to an LLM-API field to count as its misspelling when recognising
+#: a file (a little stricter than the validator's "did you mean" hints).
+NEAR_MISS_CUTOFF = 0.8
+
+
+def _key_evidence(keys: list[str], fields: frozenset) -> tuple[list[str], list[str]]:
+    """``(known, near)``: keys that are LLM-API fields, and keys that look like a misspelt one
+    (``near`` holds the field each resembles)."""
+    import difflib
+
+    known = [k for k in keys if k in fields]
+    near = []
+    for k in keys:
+        if k not in fields:
+            close = difflib.get_close_matches(k, sorted(fields), n=1, cutoff=NEAR_MISS_CUTOFF)
+            if close:
+                near.append(close[0])
+    return known, near
+
+
+def looks_like_llm_yaml(text: str, registry=None, named: bool = False) -> bool:
     """True when a YAML text is LLM-API options by its content.
 
     A top-level ``speculative_config`` or ``triton_config`` is enough. Otherwise at least half the
-    top-level keys must be LLM-API fields of a recorded track, one of them specific (``model:``
-    alone could be anything): so a file with one misspelt key next to a real one is still checked,
-    and reported, rather than skipped.
+    top-level keys must be LLM-API fields of a recorded track or close misspellings of one, and one
+    of them specific (``model:`` alone could be anything): so a file with a misspelt key next to a
+    real one is still checked, and reported, rather than skipped, while mkdocs.yml, CI workflows,
+    docker-compose files or this package's own schema snapshots (no such key) are not. ``named``:
+    the file's name already says LLM-API options (``model.yaml``, ``*llm_api*``), so one such key
+    is enough, and an empty file counts.
     """
     keys = _top_keys(text)
     if not keys:
-        return False
+        return named
     if any(k in LLM_YAML_SIGNATURE_KEYS for k in keys):
         return True
     fields = llm_api_keys(registry)
-    known = [k for k in keys if k in fields]
-    return 2 * len(known) >= len(keys) and any(k not in _GENERIC_KEYS for k in known)
+    known, near = _key_evidence(keys, fields)
+    if named:
+        return bool(known or near)
+    # A misspelling counts next to a real key (or as the misspelt speculative_config itself): one
+    # key that merely resembles a field, alone in some other tool's YAML, proves nothing.
+    evidence = (any(k not in _GENERIC_KEYS for k in known) or any(n in LLM_YAML_SIGNATURE_KEYS for n in near)
+                or bool(known and any(n not in _GENERIC_KEYS for n in near)))
+    return 2 * (len(known) + len(near)) >= len(keys) and evidence
 
 
 def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = None,
@@ -151,13 +195,15 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
     if suffix == ".pbtxt":
         return "pbtxt"
     if suffix in (".yaml", ".yml"):
-        if llm_yaml_by_name(name) or LLM_YAML_MARKER.search(head_text(path)):
+        if LLM_YAML_MARKER.search(head_text(path)):
             return "llm-yaml"
         if extra_llm_yaml and path.resolve() in extra_llm_yaml:
-            return "llm-yaml"
-        if name not in NOT_SNIPPETS and looks_like_llm_yaml(head_text(path, 1 << 20), registry):
-            return "llm-yaml"
-        return None
+            return "llm-yaml"  # a shell snippet passes it to --extra_llm_api_options / --config
+        if name in NOT_SNIPPETS:
+            return None
+        # By content; the name (model.yaml, *llm_api*) only lowers the bar (see looks_like_llm_yaml).
+        return "llm-yaml" if looks_like_llm_yaml(head_text(path, 1 << 20), registry,
+                                                 named=llm_yaml_by_name(name)) else None
     if suffix == ".py":
         return "python"
     if suffix in (".sh", ".bash"):
@@ -167,7 +213,11 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
             rel = path.resolve().relative_to(root.resolve())
         except ValueError:
             return "page"
-        return "page" if rel.parts[:1] == ("docs",) else None
+        if rel.parts[:1] != ("docs",):
+            return None
+        # The one-source rule holds where pages include from snippets/ (this guide, its fixtures);
+        # the pages of another project only have their shell commands checked.
+        return "page" if is_guide_root(root) else "markdown"
     if suffix == ".md":
         return "page"
     return None

@@ -54,15 +54,61 @@ def duplicate_keys(node) -> list:
     return out
 
 
+#: More nodes than this once aliases are expanded is no configuration (a "billion laughs" file).
+MAX_EXPANDED_NODES = 200_000
+TOO_DEEP = "YAML nests too deeply to check"
+
+
+def alias_problem(root) -> tuple[int, int, str] | None:
+    """An alias that refers to a node containing it, or aliases that expand past
+    :data:`MAX_EXPANDED_NODES`: either would make every reader of the file loop or explode."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = ([c for kv in node.value for c in kv] if isinstance(node, yaml.MappingNode) else
+                    list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            if size[key] > MAX_EXPANDED_NODES:
+                m = node.start_mark
+                return (m.line + 1, m.column + 1, f"its aliases expand to more than {MAX_EXPANDED_NODES} values: "
+                                                  "not a configuration any reader can load")
+            continue
+        if key in size:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for c in children:
+            if id(c) in on_path:
+                m = c.start_mark
+                return (m.line + 1, m.column + 1, "this anchor's value contains an alias to itself (a recursive "
+                                                  "structure no LLM-API option can be)")
+            if id(c) not in size:
+                stack.append((c, False))
+    return None
+
+
 def compose(text: str) -> tuple[PVal | None, list]:
     """Compose ``text`` into a PVal (None when empty) plus findings: a syntax error, repeated keys."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         return None, [yaml_error(err)]
+    except RecursionError:
+        return None, [(1, 1, TOO_DEEP)]
     if node is None:
         return None, []
-    return from_yaml(node), duplicate_keys(node)
+    bad = alias_problem(node)
+    if bad:
+        return None, [bad]
+    try:
+        return from_yaml(node), duplicate_keys(node)
+    except RecursionError:
+        return None, [(1, 1, TOO_DEEP)]
 
 
 def args_class(track: Track, root: PVal) -> str:

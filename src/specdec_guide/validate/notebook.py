@@ -225,6 +225,39 @@ def _file_kind(target: str, body: str, llm_yaml_refs: set[str]) -> str | None:
     return kind if kind in ("pbtxt", "llm-yaml", "python", "shell") else None
 
 
+class HeaderError(ValueError):
+    """A notebook source whose jupytext header (or text) jupytext cannot read, with the position."""
+
+    def __init__(self, line: int, col: int, message: str):
+        super().__init__(f"{line}:{col}: {message}")
+        self.line, self.col, self.message = line, col, message
+
+
+def read_notebook(source: Path, py_text: str | None = None):
+    """``jupytext.read(source)``, or :class:`HeaderError` at the line and column in ``source``.
+
+    The header is YAML commented out with ``# `` between two ``# ---`` lines: a YAML error's
+    position in it maps back to the file by the header's first line and that two-character prefix.
+    """
+    import jupytext
+    import yaml
+
+    try:
+        return jupytext.read(source)
+    except yaml.YAMLError as err:
+        text = py_text if py_text is not None else source.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        start = next((i for i, ln in enumerate(lines) if ln.strip() == "# ---"), 0)
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        line = min(start + 1 + (mark.line + 1 if mark else 1), len(lines))
+        col = (mark.column + 1 if mark else 1) + (2 if lines[line - 1].startswith("# ") else 0)
+        raise HeaderError(line, col, f"the jupytext header is not valid YAML: "
+                                     f"{getattr(err, 'problem', None) or err}") from None
+    except Exception as err:  # jupytext/nbformat refuse the metadata (a validation error, a wrong type)
+        first = str(err).strip().split("\n", 1)[0] or type(err).__name__
+        raise HeaderError(1, 1, f"jupytext cannot read this notebook: {first}") from None
+
+
 class NotebookChecker:
     """Checks the code cells of one notebook against one default track."""
 
@@ -242,13 +275,11 @@ class NotebookChecker:
         return track, None
 
     def check_source(self, source: Path, track_name: str | None = None) -> NotebookCheck:
-        import jupytext
-
-        from specdec_guide.notebooks import read_meta
-
+        """Check every code cell; a header jupytext cannot read raises :class:`HeaderError`."""
         py_text = source.read_text(encoding="utf-8")
-        nb = jupytext.read(source)
-        meta = read_meta(source)
+        nb = read_notebook(source, py_text)
+        meta = nb.metadata.get("specdec_guide")
+        meta = dict(meta) if isinstance(meta, dict) else {}
         # The notebook's pin (its metadata), else the file's own trtllm= directive, else the default track.
         default = self.registry.resolve(track_name or meta.get("trtllm_version") or kinds.declared_track(py_text))
         starts = _cell_starts(py_text, len(nb.cells))

@@ -17,6 +17,12 @@ Every fenced block must either
 
 ``mermaid`` blocks are diagrams, not code, and are exempt. Anything else is an error at the
 fence's line.
+
+Other Markdown (a README, the pages of a project that is not laid out like this guide) is not held
+to that rule: :func:`check_commands` reads its shell fences (``bash``, ``sh``, ``console``...) as
+commands, with the shell checker, so a TensorRT-LLM / Triton command shown there is checked flag by
+flag and what a fence shows of a program's output is recognised as such (see
+:mod:`specdec_guide.validate.shell`).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ _INCLUDE = re.compile(r"""^\s*-{1,}8<-{1,}\s+(["']?)(.+?)\1\s*$""")
 _BLOCK_MARK = re.compile(r"^\s*-{1,}8<-{1,}\s*$")
 _RANGE = re.compile(r"(:-?\d*)+$|:[A-Za-z_][\w-]*$")
 EXEMPT_LANGS = {"mermaid"}
+SHELL_LANGS = {"bash", "sh", "shell", "zsh", "console", "shell-session", "shellsession", "terminal"}
 
 
 def fenced_blocks(text: str):
@@ -118,3 +125,30 @@ def _check_include(raw: str, root: Path, is_verified) -> list[str]:
         return [f"included file '{rel}' is not verified: no test in snippets/VERIFIED_BY.yaml runs it and "
                 f"`specdec-guide validate` has nothing of TRT-LLM in it to check"]
     return []
+
+
+def fence_lang(info: str) -> str:
+    return info.split()[0].lstrip(".{").rstrip("}").lower() if info else ""
+
+
+def check_commands(text: str, track, registry) -> tuple[list, int, int]:
+    """``(findings, invocations checked, shell fences)`` for Markdown that is not a guide page."""
+    from specdec_guide.validate import shell
+    from specdec_guide.validate.notes import note
+
+    out, count, fences = [], 0, 0
+    for line, indent, info, body, closed, _out in fenced_blocks(text):
+        if fence_lang(info) not in SHELL_LANGS:
+            continue
+        if not closed:
+            out.append(note(line, indent + 1, "code fence is never closed: its commands were not checked"))
+            continue
+        fences += 1
+        lines = [raw[indent:] if raw[:indent].strip() == "" else raw.lstrip() for _, raw in body]
+        shift = [len(raw) - len(ln) for (_, raw), ln in zip(body, lines)]
+        found, n, _ = shell.check("\n".join(lines) + "\n", track, registry)
+        count += n
+        for ln, col, msg in found:
+            i = min(max(ln - 1, 0), len(body) - 1) if body else 0
+            out.append((body[i][0] if body else line, col + (shift[i] if body else 0), msg))
+    return out, count, fences

@@ -14,9 +14,14 @@ from pathlib import Path
 from typing import Callable
 
 from specdec_guide.diagnostics import Diagnostic
-from specdec_guide.validate import kinds
+from specdec_guide.validate import kinds, walk
 from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.schema import Registry, Track
+
+
+#: The start of the finding for a checker that raised: a bug in this package, never the reader's fault
+#: (the mutation test in tests/test_no_traceback.py fails on it).
+INTERNAL_ERROR = "specdec-guide could not check this file: internal error"
 
 
 @dataclass
@@ -61,8 +66,8 @@ class Report:
         return f"; {n} note{'s' if n != 1 else ''}{tail}"
 
     def _summary(self) -> str:
-        files = [r for r in self.results if r.kind != "page"]
-        pages = [r for r in self.results if r.kind == "page"]
+        files = [r for r in self.results if r.kind not in ("page", "markdown")]
+        pages = [r for r in self.results if r.kind in ("page", "markdown")]
         tracks = sorted({r.track.id for r in self.results if r.track is not None})
         n = sum(r.snippets for r in files)
         parts = [f"{n} snippet{'s' if n != 1 else ''}"]
@@ -84,18 +89,21 @@ def display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def read_text(path: Path) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, reason)`` for unreadable, binary or non-UTF-8 files."""
+def read_text(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
+    """``(text, None)`` or ``(None, (line, col, reason))`` for unreadable (``0:0``), binary (the first
+    NUL byte) or non-UTF-8 (the first bad byte) files."""
+    from specdec_guide.diagnostics import position_of
+
     try:
         data = path.read_bytes()
     except OSError as err:
-        return None, f"cannot read file: {err.strerror or err}"
-    if b"\0" in data[:8192]:
-        return None, "binary file: a snippet must be text"
+        return None, (0, 0, f"cannot read file: {err.strerror or err}")
+    if b"\0" in data:
+        return None, (*position_of(data, data.index(b"\0")), "binary file (a NUL byte): a snippet must be text")
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as err:
-        return None, f"not UTF-8 text (byte {err.start})"
+        return None, (*position_of(data, err.start), f"not UTF-8 text (byte {err.start})")
 
 
 def pick_track(text: str, path: Path, registry: Registry, override: str | None):
@@ -143,9 +151,13 @@ def _check_file(path: Path, kind: str, text: str, track: Track | None, registry:
     elif kind == "python":
         if kinds.is_notebook(path, root) and path.is_file():
             # Cell by cell: a `%%bash` or `%%writefile` cell's body is not Python (validate.notebook).
-            from specdec_guide.validate.notebook import NotebookChecker
+            from specdec_guide.validate.notebook import HeaderError, NotebookChecker
 
-            nbc = NotebookChecker(registry).check_source(path)
+            try:
+                nbc = NotebookChecker(registry).check_source(path)
+            except HeaderError as err:
+                res.findings = [(err.line, err.col, err.message)]
+                return res
             res.track = registry.find(nbc.track) or track
             res.findings = [(d.line, d.col, d.message) for d in nbc.diagnostics()]
             res.references = sum(c.references for c in nbc.checked)
@@ -157,17 +169,24 @@ def _check_file(path: Path, kind: str, text: str, track: Track | None, registry:
     elif kind == "page":
         res.track = None
         res.findings, res.snippets = pages.check(text, root, is_verified)
+    elif kind == "markdown":
+        res.findings, res.references, res.snippets = pages.check_commands(text, track, registry)
     return res
 
 
-def collect(paths: list[Path] | None, root: Path) -> tuple[list[Path], list[Diagnostic], set[Path]]:
-    """The files to check, diagnostics for missing ones, and the files named explicitly."""
+def collect(paths: list[Path] | None, root: Path,
+            excludes: list[str] | None = None) -> tuple[list[Path], list[Diagnostic], set[Path]]:
+    """The files to check, diagnostics for missing ones, and the files named explicitly.
+
+    A folder is walked as :func:`specdec_guide.validate.walk.walk` says: no ``.git``, virtual
+    environments, git-ignored files or the project's ``exclude`` patterns.
+    """
     if not paths:
         return kinds.snippet_files(root) + kinds.page_files(root), [], set()
     files, diags, explicit = [], [], set()
     for p in paths:
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and not kinds.skipped(f.relative_to(p))))
+            files.extend(f for f in walk.walk(p, root, excludes) if not kinds.skipped(f.relative_to(p)))
         elif p.is_file():
             files.append(p)
             explicit.add(p.resolve())
@@ -190,7 +209,10 @@ def llm_yaml_references(files: list[Path], root: Path, registry: Registry, overr
         track, _ = pick_track(text, f, registry, override)
         if track is None:
             continue
-        _, _, refs = shell.check(text, track, registry)
+        try:
+            _, _, refs = shell.check(text, track, registry)
+        except Exception:  # noqa: BLE001  the file's own check reports what went wrong
+            continue
         for _, ref in refs:
             for base in (f.parent, root):
                 cand = (base / ref)
@@ -221,7 +243,10 @@ def page_env(root: Path) -> dict[Path, dict]:
                 out.setdefault(path, dict(env))
                 snippet, _ = read_text(path)
                 if snippet is not None:
-                    env = shell.snippet_env(snippet, env)
+                    try:
+                        env = shell.snippet_env(snippet, env)
+                    except Exception:  # noqa: BLE001  the snippet's own check reports it
+                        pass
     return out
 
 
@@ -234,23 +259,27 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
     if trtllm:
         registry.resolve(trtllm)  # an unknown --trtllm is a usage error, raised before any work
     if is_verified is None:
-        from specdec_guide import coverage
+        from specdec_guide.validate.verified import verifier
 
-        is_verified = coverage.verifier(root, registry)
+        is_verified = verifier(root, registry)
     report = Report(root, strict=strict)
-    files, report.diagnostics, explicit = collect(paths, root)
+    excludes, setting_problems = walk.project_excludes(root)
+    files, report.diagnostics, explicit = collect(paths, root, excludes)
+    report.diagnostics += setting_problems
     extra_yaml = llm_yaml_references(files, root, registry, trtllm)
     envs = page_env(root)
     for path in files:
         shown = display(path, root)
         kind = kinds.kind_of(path, root, extra_yaml, registry)
+        if kind is None and path.suffix.lower() == ".md" and path.resolve() in explicit:
+            kind = "markdown"  # a README named on the command line: its shell fences are checked
         if kind is None:
             if path.resolve() in explicit:
                 report.diagnostics.append(Diagnostic(shown, 0, 0, "no validator applies to this kind of file"))
             continue
         text, problem = read_text(path)
         if text is None:
-            report.diagnostics.append(Diagnostic(shown, 0, 0, problem))
+            report.diagnostics.append(Diagnostic(shown, *problem))
             report.results.append(FileResult(path, kind))
             continue
         track = None
@@ -260,7 +289,11 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
                 report.diagnostics.append(Diagnostic(shown, *bad))
                 report.results.append(FileResult(path, kind))
                 continue
-        res = check_file(path, kind, text, track, registry, root, is_verified, env=envs.get(path.resolve()))
+        try:
+            res = check_file(path, kind, text, track, registry, root, is_verified, env=envs.get(path.resolve()))
+        except Exception as err:  # noqa: BLE001  a checker's bug must not cost the reader the other files
+            res = FileResult(path, kind, track, findings=[(1, 1, f"{INTERNAL_ERROR} ({type(err).__name__}: {err}); "
+                                                                 "the other files were checked")])
         report.results.append(res)
         for ln, col, msg in res.findings:
             (report.notes if is_note(msg) else report.diagnostics).append(Diagnostic(shown, ln, col, str(msg)))

@@ -26,7 +26,27 @@ def default_schema_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "schemas"
 
 
+#: Parsed snapshot files by (path, mtime, size): every ``Registry()`` (one per validate run, doctor
+#: call or test) reads the same megabyte of YAML, which is most of a small run's time. The data is
+#: read-only for every caller.
+_PARSED: dict[tuple[str, int, int], dict] = {}
+
+
 def _load_yaml(path: Path) -> dict:
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key in _PARSED:
+        return _PARSED[key]
+    data = _parse_yaml(path)
+    if key is not None:
+        _PARSED[key] = data
+    return data
+
+
+def _parse_yaml(path: Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:

@@ -17,6 +17,14 @@ Heredocs: a body written to a ``.yaml``/``.yml`` file or holding LLM-API YAML (r
 see :func:`specdec_guide.validate.kinds.looks_like_llm_yaml`) is handed to the LLM-API YAML checker,
 with positions in this file.
 
+Program output: a block copied from a README often shows what a command printed next to the
+command. In a transcript (the first command starts with a ``$ `` prompt) only the prompted lines, with their
+continuations, are commands; the rest is output and is not read. Without prompts, a line that
+fails to tokenize and does not start like a command (:func:`shell_like`: a known program, a
+variable, a path, a shell keyword) is output (``Soyer's wife, ...``): it gets a note, not a syntax
+error, and an apostrophe inside a word there does not swallow the lines after it into one quoted
+word. A real command with a broken quote is still an error.
+
 What the snapshot cannot judge (a program or flag it does not record) is a
 :class:`~specdec_guide.validate.notes.Note`, not an error.
 """
@@ -45,6 +53,21 @@ _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", ";;", "|&"}
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)=(.*)$", re.S)
 _VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_]\w*))")
 _DECLARERS = {"export", "declare", "readonly", "local", "typeset"}
+#: Words a command line starts with: shell keywords and builtins, and the programs a serving guide or
+#: README runs. A line that starts otherwise and cannot be tokenized is taken for program output.
+SHELL_WORDS = frozenset("""
+    if then else elif fi for while until do done case esac function select in time { } ! [ [[ (( ( )
+    export declare local readonly typeset unset set source . cd pushd popd echo printf read eval exec exit
+    return shift trap wait kill test true false alias unalias ulimit umask type hash command builtin let
+    python python3 pip pip3 uv uvx conda mamba micromamba pipx poetry virtualenv docker podman enroot
+    singularity apptainer kubectl helm curl wget git git-lfs make cmake ninja bash sh zsh ls cat cp mv rm
+    mkdir rmdir ln chmod chown touch tar unzip zip gzip gunzip grep egrep sed awk find xargs head tail
+    sort uniq wc tee cut tr jq yq ssh scp rsync sudo env nohup nvidia-smi nvcc tritonserver mpirun
+    mpiexec srun sbatch salloc huggingface-cli hf modelopt apt apt-get yum dnf brew npm node npx go cargo
+    java perl ruby pytest mkdocs jupyter jupytext genai-perf aiperf perf_analyzer nc lsof ps pkill
+    pgrep sleep watch timeout date which whoami hostname export source openssl base64 diff patch
+    du df free top htop less more vim nano code open xdg-open clear history man tmux screen stdbuf nice
+""".split())
 
 
 @dataclass
@@ -60,10 +83,29 @@ class Heredoc:
     lines: list = field(default_factory=list)
 
 
-def logical_lines(text: str, heredocs: list | None = None):
+def shell_like(line: str, programs=()) -> bool:
+    """Whether ``line`` starts the way a command does: a shell keyword or builtin, a known program
+    (:data:`SHELL_WORDS`, ``programs``), a variable or assignment, a path, or a script name."""
+    stripped = line.strip()
+    if not stripped:
+        return True
+    if stripped[0] in "$~/\"'`\\#":
+        return True  # a variable, a path, a quoted or escaped program, a comment
+    first = stripped.split(None, 1)[0]
+    if _ASSIGN.match(first) or first in SHELL_WORDS or first in programs:
+        return True
+    if first.endswith((".py", ".sh", ".bash")) or first.startswith(("trtllm-", "./", "../")):
+        return True
+    return re.match(r"^[\w.\-]+/[\w.\-/]*$", first) is not None  # bin/tool, scripts/run
+
+
+def logical_lines(text: str, heredocs: list | None = None, programs=()):
     """Yield ``(logical_text, positions)``; ``positions[i]`` is the 1-based (line, col) of char i.
 
-    Heredoc bodies are not commands: they are skipped, and appended to ``heredocs`` when given.
+    Heredoc bodies are not commands: they are skipped, and appended to ``heredocs`` when given. A
+    line that does not start like a command (:func:`shell_like`) and leaves an apostrophe inside a
+    word open (``Soyer's``) is taken for program output and yielded alone, instead of joining the
+    lines after it into one quoted word.
     """
     lines = text.split("\n")
     buf, pos = [], []
@@ -90,7 +132,7 @@ def logical_lines(text: str, heredocs: list | None = None):
         buf.append(" ")
         pos.append((ln, len(body) + 1))
         logical = "".join(buf)
-        if _open_quote(logical):
+        if _open_quote(logical) and (pos[0][0] != ln or shell_like(raw, programs) or not _prose_quote(raw)):
             # A quoted argument spans lines (curl -d '{...}'): keep the newline and read on.
             buf[-1] = "\n"
             continue
@@ -109,7 +151,12 @@ def logical_lines(text: str, heredocs: list | None = None):
 
 def _open_quote(text: str) -> bool:
     """True when ``text`` ends inside a quoted string (comments and escapes respected)."""
-    quote = ""
+    return _unclosed_quote(text) >= 0
+
+
+def _unclosed_quote(text: str) -> int:
+    """Index of the quote that ``text`` leaves open, or -1 (comments and escapes respected)."""
+    quote, start = "", -1
     i = 0
     while i < len(text):
         ch = text[i]
@@ -124,11 +171,18 @@ def _open_quote(text: str) -> bool:
         elif ch == "\\":
             i += 1
         elif ch in "'\"":
-            quote = ch
+            quote, start = ch, i
         elif ch == "#" and (i == 0 or text[i - 1].isspace()):
             break
         i += 1
-    return bool(quote)
+    return start if quote else -1
+
+
+def _prose_quote(line: str) -> bool:
+    """The quote ``line`` leaves open is an apostrophe inside a word (``Soyer's``, ``didn't``):
+    prose, not the start of a quoted argument."""
+    i = _unclosed_quote(line)
+    return 0 < i < len(line) - 1 and line[i] == "'" and line[i - 1].isalpha() and line[i + 1].isalpha()
 
 
 def _tokenize(logical: str) -> list[str]:
@@ -220,7 +274,7 @@ def assignments(cmd: list[str], env: dict) -> bool:
 def snippet_env(text: str, env: dict | None = None) -> dict:
     """The variables ``text`` leaves set (starting from ``env``), for the next snippet of a page."""
     env = dict(env or {})
-    for logical, _ in logical_lines(text):
+    for logical, _ in logical_lines(commands_of_transcript(text) or text):
         try:
             tokens = _tokenize(logical)
         except ValueError:
@@ -316,6 +370,50 @@ def _program(cmd: list[str], names: set[str], env: dict) -> tuple[int | None, st
     return None, "", None
 
 
+# ---- program output ------------------------------------------------------------------------
+_PROMPT = re.compile(r"^(\s*)\$ (?=\S)")
+
+
+def commands_of_transcript(text: str) -> str | None:
+    """For a transcript (its first command line starts with a ``$ `` prompt), the text with the
+    prompts blanked and the output lines emptied, line and column numbers kept; else None.
+
+    A prompted line runs on over a trailing backslash, an open quote or a heredoc body.
+    """
+    lines = text.split("\n")
+    first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
+    if not _PROMPT.match(first):  # a transcript starts with a prompt; a script never does
+        return None
+    out, i = [], 0
+    while i < len(lines):
+        m = _PROMPT.match(lines[i])
+        if not m:
+            out.append("")
+            i += 1
+            continue
+        command = [lines[i][:m.end(1)] + "  " + lines[i][m.end():]]
+        i += 1
+        while i < len(lines):
+            joined = "\n".join(command)
+            last = command[-1].rstrip()
+            cont = last.endswith("\\") and (len(last) - len(last.rstrip("\\"))) % 2 == 1
+            doc = _HEREDOC.search(joined.split("#", 1)[0]) if "<<<" not in joined else None
+            if doc and not any(ln.strip() == doc.group(3) for ln in command[1:]):
+                command.append(lines[i])
+            elif cont or _open_quote(joined + " "):
+                command.append(lines[i])
+            else:
+                break
+            i += 1
+        out.extend(command)
+    return "\n".join(out)
+
+
+OUTPUT_NOTE = ("looks like program output, not a command (it does not tokenize as shell and does not start with a "
+               "program, variable or path): not checked; show output apart from commands, or give the commands "
+               "a '$ ' prompt")
+
+
 # ---- checking ------------------------------------------------------------------------------
 def check(text: str, track: Track, registry: Registry | None, env: dict | None = None) -> tuple[list, int, list]:
     """``(findings, invocations checked, [(flag, yaml path)] for LLM API option files)``.
@@ -330,14 +428,18 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
     env = dict(env or {})
     out, count, yaml_refs = [], 0, []
     docs: list[Heredoc] = []
-    for logical, positions in logical_lines(text, docs):
+    text = commands_of_transcript(text) or text
+    for logical, positions in logical_lines(text, docs, everywhere):
         if logical.lstrip().startswith("#"):
             continue
         try:
             tokens = _tokenize(logical)
         except ValueError as err:
             ln, col = positions[len(logical) - len(logical.lstrip())]
-            out.append((ln, col, f"shell syntax: {err}"))
+            if not shell_like(logical, everywhere):
+                out.append(note(ln, col, OUTPUT_NOTE))
+            else:
+                out.append((ln, col, f"shell syntax: {err}"))
             continue
         loc = _Locator(logical, positions)
         for cmd in _simple_commands(tokens):
