@@ -33,8 +33,11 @@ def _hub_errors(diags) -> list:
     return [d for d in diags if "a Hugging Face hub id" in d.message]
 
 
+# Spelled in two parts so that `validate .` does not read this test file's own strings as a pin.
+DIRECTIVE = "# specdec-guide: trtllm" + "="
+
 EAGLE_YAML = f"""\
-# specdec-guide: trtllm=TRACK
+{DIRECTIVE}TRACK
 disable_overlap_scheduler: true
 speculative_config:
   decoding_type: Eagle
@@ -44,7 +47,7 @@ speculative_config:
 """
 
 PY_CALLS = f"""\
-# specdec-guide: trtllm=TRACK
+{DIRECTIVE}TRACK
 from tensorrt_llm import LLM
 from tensorrt_llm.llmapi import DraftTargetDecodingConfig, EagleDecodingConfig
 
@@ -54,7 +57,7 @@ llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
 """
 
 MODEL_YAML = f"""\
-# specdec-guide: trtllm=TRACK
+{DIRECTIVE}TRACK
 model: meta-llama/Llama-3.1-8B-Instruct
 backend: pytorch
 speculative_config:
@@ -196,8 +199,8 @@ def test_a_missing_policy_follows_the_launcher_fact(tmp_path, value, flagged):
         assert "behaviour launcher_disables_auto_complete: true, likely" in diags[0].message
 
 
-COUNTERS = """\
-# specdec-guide: trtllm=TRACK
+COUNTERS = f"""\
+{DIRECTIVE}TRACK
 from tensorrt_llm import LLM, SamplingParams
 
 llm = LLM(model="/models/t"SAMPLER)
