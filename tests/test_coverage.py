@@ -99,3 +99,24 @@ def test_validate_does_not_import_coverage():
             if any(n == "specdec_guide.coverage" or n.startswith("specdec_guide.coverage.") for n in names):
                 back.append(f"{path.name}:{node.lineno}")
     assert len(list(pkg.glob("*.py"))) > 10 and back == []
+
+
+def test_a_test_that_only_reads_a_file_is_not_called_execution(tmp_path):
+    """`read_by:` entries (a `docker run` a test reads but cannot run) are labelled as read, never as executed."""
+    from specdec_guide.validate.verified import EXECUTED, READ_BY_TEST, Verifier, load_registry
+
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_x.py").write_text("def test_reads():\n    pass\n\ndef test_runs():\n    pass\n")
+    (tmp_path / "snippets/docker_run.sh").write_text("docker run --rm hello\n")
+    (tmp_path / "snippets/run.sh").write_text("echo hi\n")
+    (tmp_path / "snippets/VERIFIED_BY.yaml").write_text(
+        "snippets/docker_run.sh:\n  read_by: tests/test_x.py::test_reads\n"
+        "snippets/run.sh: tests/test_x.py::test_runs\n"
+        "snippets/bad.sh:\n  ran_by: tests/test_x.py::test_runs\n")
+    entries, diags = load_registry(tmp_path)
+    assert [d.line for d in diags] == [4] and "read_by" in diags[0].message
+    v = Verifier(tmp_path, Registry())
+    read = v.methods(tmp_path / "snippets/docker_run.sh")
+    assert read == [f"{READ_BY_TEST} (tests/test_x.py::test_reads)"] and not any(EXECUTED in m for m in read)
+    assert v.methods(tmp_path / "snippets/run.sh") == [f"{EXECUTED} (tests/test_x.py::test_runs)"]

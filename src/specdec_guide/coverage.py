@@ -14,6 +14,8 @@ verified in one or more of three ways:
   match a file; ``specdec-guide coverage`` and tests/test_coverage.py fail otherwise. A glob
   does not count for a notebook whose tier is ``gpu`` (name it explicitly if a CPU test
   really runs it).
+* **read by a test, not run**: the registry entry is ``{read_by: <node id or list>}``; the test
+  checks the file's content (a ``docker run`` needs the container, which CI does not have).
 * **checked against schema of TRT-LLM X**: ``specdec-guide validate`` applies to it and the file
   actually names something of TensorRT-LLM (an import, a CLI invocation; every config.pbtxt and
   LLM API YAML counts).

@@ -19,6 +19,8 @@ from specdec_guide.diagnostics import Diagnostic
 
 REGISTRY_PATH = "snippets/VERIFIED_BY.yaml"
 EXECUTED = "executed on CPU"
+# A test that reads a file without running it (a `docker run` needs the container): said as such.
+READ_BY_TEST = "read by a test, not run"
 GPU_ONLY = "GPU tier only"
 CELLS_CHECKED = "checked statically against"
 
@@ -28,6 +30,7 @@ class Entry:
     pattern: str
     tests: list[str]
     line: int
+    executed: bool = True  # False: `{read_by: [...]}`, the tests check the file without running it
 
 
 # ---- the registry --------------------------------------------------------------------
@@ -50,15 +53,20 @@ def load_registry(root: Path) -> tuple[list[Entry], list[Diagnostic]]:
     entries, diags = [], []
     for k, v in node.value:
         line = k.start_mark.line + 1
+        executed = True
+        if (isinstance(v, yaml.MappingNode) and len(v.value) == 1
+                and isinstance(v.value[0][0], yaml.ScalarNode) and v.value[0][0].value == "read_by"):
+            executed, v = False, v.value[0][1]
         if isinstance(v, yaml.ScalarNode) and v.value:
             tests = [v.value]
         elif isinstance(v, yaml.SequenceNode) and v.value and all(isinstance(x, yaml.ScalarNode) for x in v.value):
             tests = [x.value for x in v.value]
         else:
             diags.append(Diagnostic(REGISTRY_PATH, line, k.start_mark.column + 1,
-                                    f"'{k.value}' must name a pytest node id or a list of them"))
+                                    f"'{k.value}' must name a pytest node id or a list of them "
+                                    "(or `read_by:` one or a list)"))
             continue
-        entries.append(Entry(str(k.value), tests, line))
+        entries.append(Entry(str(k.value), tests, line, executed))
     return entries, diags
 
 
@@ -110,11 +118,12 @@ class Verifier:
         self.entries, self.registry_diags = load_registry(root)
         self._cache: dict[Path, list[str]] = {}
 
-    def executed_by(self, path: Path, tier: str | None) -> list[str]:
+    def executed_by(self, path: Path, tier: str | None, executed: bool = True) -> list[str]:
+        """The tests that run this file (``executed=False``: those that only read it)."""
         rel = path.resolve().relative_to(self.root.resolve()).as_posix()
         out = []
         for e in self.entries:
-            if e.pattern == rel or (fnmatch.fnmatchcase(rel, e.pattern) and tier != "gpu"):
+            if e.executed is executed and (e.pattern == rel or (fnmatch.fnmatchcase(rel, e.pattern) and tier != "gpu")):
                 out.extend(e.tests)
         return out
 
@@ -158,6 +167,9 @@ class Verifier:
                 tests = [f"nbmake {path.with_suffix('.ipynb').name}", *tests]
             if tests:
                 methods.append(f"{EXECUTED} ({', '.join(tests)})")
+            readers = self.executed_by(path, tier, executed=False)
+            if readers:
+                methods.append(f"{READ_BY_TEST} ({', '.join(readers)})")
             checked = self.schema_check(path)
             if checked:
                 methods.append(checked)
