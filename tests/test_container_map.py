@@ -30,8 +30,12 @@ def test_each_track_container_ships_its_release():
 def test_rows_are_classified_and_release_candidates_named():
     text = container_map.markdown()
     assert "| `25.12-trtllm-python-py3` | 1.1.0 | `release/1.1` | track 1.1.0 |" in text
-    assert "| `26.03-trtllm-python-py3` | 1.2.0rc8 | `release/1.2` | a release candidate: neither track |" in text
-    assert "| `26.04-trtllm-python-py3` | 1.2.1 | `release/1.2.1` | track 1.2.1 |" in text
+    assert "| `26.03-trtllm-python-py3` | 1.2.0rc8 | `release/1.2` | a release candidate: neither track (" in text
+    assert "| `26.04-trtllm-python-py3` | 1.2.1 | `release/1.2.1` | track 1.2.1 (" in text
+    # From r26.03 a build secret can replace the pinned wheel: those rows say they give the fallback.
+    for row in container_map.load():
+        fallback = "fallback pin" in (row.get("note") or "")
+        assert fallback is (row["tag"] >= "26.03"), row["tag"]
     for row in container_map.load():
         assert len(row["commit"]) == 40 and row["branch"] == "r" + row["tag"].split("-")[0]
 

@@ -136,6 +136,11 @@ def counter_assert_findings(tree, track, source: str) -> list:
     if fact is None:
         return []
     sampler = "TRTLLMSampler" if "TRTLLMSampler" in source else "TorchSampler"
+    # EAGLE-3 and MTP pick their own TorchSampler-based sampler whatever sampler_type says
+    # (fact sampler_set_by_spec_mode): naming TRTLLMSampler next to them changes nothing.
+    own = track.behaviour.value("sampler_set_by_spec_mode", []) or []
+    if sampler == "TRTLLMSampler" and any(re.search(rf"\b{re.escape(m)}(DecodingConfig\b|\b)", source) for m in own):
+        sampler = "TorchSampler"
     if _counters_filled(fact.value, sampler) is not False:
         return []
     out = []
