@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from stand_in import serve_templates
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
@@ -42,15 +41,12 @@ needs_aiperf = pytest.mark.skipif(_aiperf_missing() is not None, reason=str(_aip
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_models):
-    """tensorrt_llm (baseline) and draft_target, both decoupled, on the tiny models. Draft/Target,
-    not NGram: NGram's pool is shared across requests (is_public_pool), so its counters depend on
-    the order requests arrive in, while a draft model's depend on the prompt alone."""
-    target, draft = tiny_models
-    yield from serve_templates(tmp_path_factory.mktemp("bench_repo"), [
-        ("baseline", {"model": str(target)}),
-        ("draft_target", {"model": str(target), "name": "draft_target", "draft_model": str(draft)}),
-    ])
+def server(stand_in_server):
+    """The session's tritonserver (tests/stand_in.py): tensorrt_llm (baseline) and draft_target,
+    both decoupled, on the tiny models, are what this module uses. Draft/Target, not NGram: NGram's
+    pool is shared across requests (is_public_pool), so its counters depend on the order requests
+    arrive in, while a draft model's depend on the prompt alone."""
+    return stand_in_server
 
 
 def _post(url: str, body: dict) -> tuple[int, dict]:

@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from site_build import ROOT, build
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (apt-get install chromium)")
 
@@ -40,10 +38,8 @@ def _page_urls(site: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    done = build(ROOT, out)
-    assert done.returncode == 0, done.stderr[-3000:]
+def site(built_site):
+    out = built_site  # the session's build (tests/conftest.py), shared with test_site.py
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
