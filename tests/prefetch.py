@@ -5,16 +5,17 @@ pytest runs one test at a time, which on 2 cores leaves a core idle for most of 
 few results are large, independent of any one test, and spend their time in other processes (a
 notebook's kernel, a page walk's shell and servers, an ``mkdocs build``): those are *jobs*. At
 the first test of the session the lane starts one background thread that computes the jobs the
-collected tests need, in :data:`ORDER`, one at a time (so the main thread and the lane use about
-one core each). A test asks for a job's result with :meth:`Lane.result`:
+collected tests need, in :data:`ORDER`: two threads, each taking the next job nobody started.
+Most of a job's time is spent waiting for its own processes or the tests' waiting for servers,
+so the two cores stay busy. A test asks for a job's result with :meth:`Lane.result`:
 
 - done: it gets the result (or the job's exception is raised again, in that test);
 - running in the background: it waits for it;
 - not started yet: it computes it itself, in the main thread, and the lane skips it.
 
 So the outcome of every test is what it was without the lane; only the moment the work is done
-changes. ``SPECDEC_TEST_LANE=0`` turns the background thread off (every job is then computed by
-the first test that asks, as a plain session fixture would).
+changes. ``SPECDEC_TEST_LANE=N`` sets the number of threads (default 2); ``0`` turns the lane
+off (every job is then computed by the first test that asks, as a plain session fixture would).
 
 Adding a job (for a fixture of your own): ``LANE.add(key, fn, needed_by)`` at import time of a
 conftest, where ``fn(tmp_path_factory)`` computes the result and ``needed_by(item)`` says whether a
@@ -32,11 +33,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: The lane's order: the prefixes of job keys, first to last. The page walks and the site build
-#: come first because tests in the middle of the session need them; the notebooks (collected from
-#: notebooks/, run last by pytest) after, the longest first so that the main thread, once it gets
-#: there, takes the shorter one if the lane is still busy.
-ORDER = ("walk:", "site:", "notebook:notebooks/08_", "notebook:")
+#: The lane's order: the prefixes of job keys, first to last. The longest job first (the
+#: benchmarking notebook, ~100 s on 2 idle cores, run by nbmake at the very end of the session),
+#: so it never ends last; then what tests in the middle of the session need (the page walks, the
+#: site builds), then the other notebooks. The main thread takes from the front what nobody has
+#: started when a test needs it.
+ORDER = ("notebook:notebooks/08_", "walk:", "site:", "notebook:")
+THREADS = 2
+CLEANUP_TIMEOUT_S = 120  # at the end of the session, for a job that was stopped to clean up
 
 
 @dataclass
@@ -56,7 +60,7 @@ class Lane:
     def __init__(self) -> None:
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._closing = False
         self._tmp = None
         self._queue: list[str] = []
@@ -71,22 +75,25 @@ class Lane:
     def start(self, items, tmp_path_factory) -> list[str]:
         """Start the background thread on the jobs that ``items`` need; returns their keys in order."""
         self._tmp = tmp_path_factory
-        if self._thread is not None:
+        if self._threads:
             return []
         wanted = [job for job in self._jobs.values() if any(job.needed_by(item) for item in items)]
         rank = {job.key: next((i for i, p in enumerate(ORDER) if job.key.startswith(p)), len(ORDER)) for job in wanted}
         queue = [job.key for job in sorted(wanted, key=lambda j: rank[j.key])]  # stable: registration order within a rank
-        if os.environ.get("SPECDEC_TEST_LANE", "1") == "0" or not queue:
+        threads = int(os.environ.get("SPECDEC_TEST_LANE", THREADS))
+        if threads < 1 or not queue:
             return []
         self._queue = queue
-        self._thread = threading.Thread(target=self._work, args=(queue,), name="specdec-test-lane", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._work, args=(queue,), name=f"specdec-test-lane-{i}", daemon=True)
+                         for i in range(min(threads, len(queue)))]
+        for thread in self._threads:
+            thread.start()
         return queue
 
     def _claim(self, key: str) -> _Job | None:
         with self._lock:
             job = self._jobs[key]
-            if job.state != "pending" or (self._closing and threading.current_thread() is self._thread):
+            if job.state != "pending" or (self._closing and threading.current_thread() in self._threads):
                 return None
             job.state = "running"
             return job
@@ -106,22 +113,25 @@ class Lane:
             job.done.set()
 
     def _work(self, queue: list[str]) -> None:
-        for key in queue:
-            job = self._claim(key)
-            if job is not None:
-                self._run(job, "lane")
+        try:
+            for key in queue:
+                job = self._claim(key)
+                if job is not None:
+                    self._run(job, threading.current_thread().name)
+        except KeyboardInterrupt:  # from close(), between two jobs
+            pass
 
     def result(self, key: str):
         """The job's result: computed here if nobody started it, awaited if the lane runs it."""
         job = self._claim(key)
         if job is not None:
-            self._run(job, "main")
+            self._run(job, "the main thread")
         while not self._jobs[key].done.is_set():
             # The lane runs it: meanwhile take another job of the same kind that nobody started
             # (the next page walk, say), so both cores work; else wait.
             other = next((j for k, j in self._queue_of_kind(key) if self._claim(k) is j), None)
             if other is not None:
-                self._run(other, "main")
+                self._run(other, "the main thread")
             else:
                 self._jobs[key].done.wait()
         job = self._jobs[key]
@@ -134,14 +144,24 @@ class Lane:
         return [(k, self._jobs[k]) for k in self._queue if k.split(":", 1)[0] == kind and k != key]
 
     def close(self) -> None:
-        """Take no new job; wait for the one running (it may have a server or a kernel up)."""
+        """Take no new job; stop the ones still running, and wait until they have cleaned up.
+
+        After the last test a job still running is one nobody will ask for (the session was cut
+        short: ``-x``, Ctrl-C, a failure before the test that needed it). It gets a
+        KeyboardInterrupt in its thread, as Ctrl-C would give it in the main thread, so that its
+        ``finally`` blocks stop the servers and kernels it started.
+        """
+        import ctypes
+
         with self._lock:
             self._closing = True
-        if self._thread is not None:
-            self._thread.join()
+        for thread in self._threads:
+            if thread.is_alive():  # once: a second one could cut the job's own clean-up short
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+            thread.join(timeout=CLEANUP_TIMEOUT_S)
 
     def summary(self) -> list[str]:
-        return [f"{job.key}: {job.seconds:.0f}s in the {job.where} thread" for job in self._jobs.values()
+        return [f"{job.key}: {job.seconds:.0f}s in {job.where}" for job in self._jobs.values()
                 if job.state == "done"]
 
 
