@@ -1,8 +1,26 @@
-"""Fixtures shared by several test modules. Keep this file small: one fixture per shared need."""
+"""Fixtures shared by several test modules. Reuse them before you start anything expensive.
+
+The CPU tier must stay within 4 minutes of pytest on 2 cores, so what costs seconds is made once
+per session and shared:
+
+- ``tiny_models``: (target_dir, draft_dir), the deterministic tiny HF models (unit tests, servers).
+- ``smollm2_dir``: the real model's checkpoint (downloaded and converted once per machine).
+- ``stand_in_server``: ONE tritonserver for the session serving the guide's templates on the tiny
+  models: ``tensorrt_llm`` (baseline, decoupled), ``tensorrt_llm_sync`` (decoupled: false),
+  ``ngram``, ``draft_target``, ``user_provided`` (tests/stand_in.py says what to mind).
+- ``built_site``: the site of this checkout built once with ``mkdocs build --strict`` (folder).
+- ``walked_page(PAGE)``: each page of ``pagewalk.WALKED_PAGES`` walked once per session.
+
+``built_site`` and the walks are jobs of the lane (tests/prefetch.py): they are computed in a
+background thread while other tests run, and a test that needs one before it is done waits for
+it (or computes it, if the lane has not started it). A module that needs a walk without being
+parametrized by ``page`` names it in a module-level ``WALKS_NEEDED`` so the lane knows.
+"""
 
 from __future__ import annotations
 
 import pytest
+from prefetch import LANE
 
 
 @pytest.fixture(scope="session")
@@ -34,28 +52,90 @@ def smollm2_dir():
 
 
 @pytest.fixture(scope="session")
-def walked_page(tmp_path_factory):
+def stand_in_server(tmp_path_factory, tiny_models):
+    """The session's tritonserver with the models of tests/stand_in.py MODELS, on the tiny models.
+    Five model processes load at once: on 2 busy shared cores that took up to 175 s (measured)."""
+    from stand_in import serve_templates, stand_in_renders
+
+    yield from serve_templates(tmp_path_factory.mktemp("stand_in_repo"), stand_in_renders(*tiny_models), timeout=300)
+
+
+# -- jobs of the lane ---------------------------------------------------------------------------
+def _uses(fixture: str):
+    return lambda item: fixture in getattr(item, "fixturenames", ())
+
+
+def _build_site(tmp_path_factory):
+    from site_build import ROOT, build
+
+    out = tmp_path_factory.mktemp("site")
+    return out, build(ROOT, out)
+
+
+LANE.add("site:built", _build_site, _uses("built_site"))
+
+
+@pytest.fixture(scope="session")
+def built_site():
+    """The site of this checkout, built once per session with ``mkdocs build --strict``."""
+    out, result = LANE.result("site:built")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def _walk(page: str):
+    def job(tmp_path_factory):
+        from specdec_guide import pagewalk
+        from specdec_guide.diagnostics import UserError
+        from specdec_guide.models import smollm2
+
+        # Fetched before the walk (once per machine), so the page's `models fetch` prints the
+        # cached form that the page shows; the download itself is tested in test_models_smollm2.py.
+        smollm2.ensure_checkpoint()
+        workdir = tmp_path_factory.mktemp("walk")
+        try:
+            return pagewalk.walk(page, workdir=workdir), workdir / "clone"
+        except UserError as err:
+            return err
+
+    return job
+
+
+def _walk_needed(page: str):
+    def needed(item) -> bool:
+        if "walked_page" not in getattr(item, "fixturenames", ()):
+            return False
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "page" in callspec.params:
+            return callspec.params["page"] == page
+        return page in getattr(getattr(item, "module", None), "WALKS_NEEDED", ())
+
+    return needed
+
+
+def _add_walks() -> None:
+    from specdec_guide import pagewalk
+
+    for page in pagewalk.WALKED_PAGES:
+        LANE.add(f"walk:{page}", _walk(page), _walk_needed(page))
+
+
+_add_walks()
+
+
+@pytest.fixture(scope="session")
+def walked_page():
     """walked_page(PAGE) -> (WalkResult, the reader's clone it ran in): each page walked once per
     session. A walk is the expensive part (it runs the real model): test_page_walk checks what it
     printed, other tests check what it wrote (test_tools_pages reads the estimate page's log)."""
-    from specdec_guide import pagewalk
     from specdec_guide.diagnostics import UserError
-    from specdec_guide.models import smollm2
-
-    walks: dict = {}
 
     def walk(page: str):
-        if page not in walks:
-            # Fetched before the walk (once per machine), so the page's `models fetch` prints the
-            # cached form that the page shows; the download itself is tested in test_models_smollm2.py.
-            smollm2.ensure_checkpoint()
-            workdir = tmp_path_factory.mktemp("walk")
-            try:
-                walks[page] = (pagewalk.walk(page, workdir=workdir), workdir / "clone")
-            except UserError as err:
-                walks[page] = err
-        if isinstance(walks[page], UserError):
-            pytest.fail(f"walking docs/{page} failed: {walks[page]}", pytrace=False)
-        return walks[page]
+        if not LANE.has(f"walk:{page}"):  # a page outside WALKED_PAGES (none today)
+            LANE.add(f"walk:{page}", _walk(page), lambda item: False)
+        got = LANE.result(f"walk:{page}")
+        if isinstance(got, UserError):
+            pytest.fail(f"walking docs/{page} failed: {got}", pytrace=False)
+        return got
 
     return walk

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from stand_in import serve_templates
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
+from stand_in import LATER_DRAFT_TARGET
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "bench"
@@ -42,18 +42,14 @@ needs_aiperf = pytest.mark.skipif(_aiperf_missing() is not None, reason=str(_aip
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_models):
-    """tensorrt_llm (baseline) and draft_target, both decoupled, on the tiny models. Draft/Target,
-    not NGram: NGram's pool is shared across requests (is_public_pool), so its counters depend on
-    the order requests arrive in, while a draft model's depend on the prompt alone. The plugin's
-    handling of per-step events and counters is what is tested, so both models stream per step
-    with filled counters, as a release after TensorRT-LLM PR #14079 / #17082 would (the pinned
-    releases send one event and zeros: tests/test_stand_in_fidelity.py)."""
-    target, draft = tiny_models
-    yield from serve_templates(tmp_path_factory.mktemp("bench_repo"), [
-        ("baseline", {"model": str(target)}),
-        ("draft_target", {"model": str(target), "name": "draft_target", "draft_model": str(draft)}),
-    ], shows=("stream_per_step", "filled_draft_counters"))
+def server(stand_in_server):
+    """The session's tritonserver (tests/stand_in.py). The AIPerf plugin's handling of per-step events
+    and counters is what is tested, so it profiles LATER_DRAFT_TARGET, which streams per step with
+    filled counters as a release after TensorRT-LLM PR #14079 / #17082 would (the pinned releases
+    send one event and zeros: tests/test_stand_in_fidelity.py). Draft/Target, not NGram: NGram's
+    pool is shared across requests (is_public_pool), so its counters depend on the order requests
+    arrive in, while a draft model's depend on the prompt alone."""
+    return stand_in_server
 
 
 def _post(url: str, body: dict) -> tuple[int, dict]:
@@ -83,7 +79,7 @@ def aiperf_run(server, tiny_models, tmp_path_factory):
     out = tmp_path_factory.mktemp("aiperf")
     texts = [t for group in PROMPTS.values() for t in group]
     prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
-    run_aiperf.profile(triton_http=server.http_address, model="draft_target", tokenizer=tiny_models[0], prompts=prompts,
+    run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET, tokenizer=tiny_models[0], prompts=prompts,
                        out=out / "results", concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
     return out / "results"
 
@@ -113,7 +109,7 @@ def test_streamed_text_is_counted_once(aiperf_run, server, tiny_models):
     for row in raw:
         assert len(row["responses"]) > 1, "not streamed"
         prompt = row["payload"]["text_input"]
-        expected = len(tok(_generate(server, "draft_target", prompt)["text_output"], add_special_tokens=False)["input_ids"])
+        expected = len(tok(_generate(server, LATER_DRAFT_TARGET, prompt)["text_output"], add_special_tokens=False)["input_ids"])
         assert per_request[row["metadata"]["x_request_id"]]["output_sequence_length"]["value"] == expected
 
 
@@ -122,7 +118,7 @@ def test_acceptance_from_the_raw_export_matches_the_models_counters(aiperf_run, 
     run = results.run_dirs(aiperf_run)[0]
     got = results.acceptance(run, PROMPTS)
     for name, texts in PROMPTS.items():
-        direct = [_generate(server, "draft_target", t) for t in texts]
+        direct = [_generate(server, LATER_DRAFT_TARGET, t) for t in texts]
         assert got[name].requests == len(texts)
         assert got[name].drafted == sum(int(float(d["total_draft_tokens"])) for d in direct)
         assert got[name].accepted == sum(int(float(d["total_accepted_draft_tokens"])) for d in direct)

@@ -184,3 +184,42 @@ def test_grouped_attention_is_pytorchs_grouped_query_attention_with_the_causal_m
     expected = F.scaled_dot_product_attention(queries.transpose(1, 2), keys, values, attn_mask=mask, enable_gqa=True)
     got = verify_cost.grouped_attention(queries, keys, values, mask, kv_heads)
     assert torch.allclose(got, expected.transpose(1, 2).reshape(batch, q, heads * head_dim), atol=1e-6)
+
+
+# -- the served NGram run (benchmarks/served_ngram.py, the "Served through Triton" section) -------
+@pytest.fixture(scope="module")
+def served_bench():
+    spec = importlib.util.spec_from_file_location("served_ngram_bench", ROOT / "benchmarks" / "served_ngram.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def served():
+    return json.loads((RESULTS / "served_ngram.json").read_text())
+
+
+def test_the_served_table_is_rendered_from_the_stored_json(served_bench, served):
+    assert (RESULTS / "served_ngram.md").read_text() == served_bench.table(served)
+    assert served["greedy_identical"] is True, served["mismatches"]
+
+
+def test_served_pass_costs_follow_from_the_stored_times(served_bench, served):
+    rows = served["results"]
+    assert set(rows) == set(served_bench.LABELS)
+    for name, row in rows.items():
+        assert row["cpu_ms_per_pass"] == pytest.approx(1000 * row["cpu_s"] / row["passes"], abs=0.1), name
+        if not name.startswith("hf_"):
+            assert row["passes"] == row["generated"] - row["accepted"], name
+    # The page's reading: served and in-process drafted alike with the public pool, so their pass
+    # costs compare the same work; a pool per request served makes the fresh in-process pool's passes.
+    assert (rows["served_ngram"]["drafted"], rows["served_ngram"]["accepted"]) == (
+        rows["inproc_ngram"]["drafted"], rows["inproc_ngram"]["accepted"])
+    assert rows["served_ngram_private"]["passes"] == rows["inproc_ngram_fresh"]["passes"]
+
+
+def test_different_served_drafts_are_named(served_bench, served):
+    other = copy.deepcopy(served)
+    other["results"]["inproc_ngram"]["drafted"] += 1
+    assert "drafted differently" in "\n".join(served_bench.verdict(other["results"]))

@@ -46,7 +46,7 @@ def _page_urls(site: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def site(built_site):
-    out = built_site
+    out = built_site  # the session's build (tests/conftest.py), shared with test_site.py
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -26,7 +26,6 @@ import jupytext
 import pytest
 
 from site_build import ROOT
-from stand_in import serve_templates
 from specdec_guide import behaviour
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
@@ -161,10 +160,10 @@ def test_header_pins_a_known_release_and_its_container(path):
 
 # ---- the notebooks' curl cells, run against the CPU stand-in ----------------------------------
 @pytest.fixture(scope="module")
-def stand_in(tmp_path_factory, tiny_models):
-    """The NGram template on the CPU engine, under the name the notebooks' URLs use."""
-    target, _ = tiny_models
-    yield from serve_templates(tmp_path_factory.mktemp("notebook_curl_repo"), [("ngram", {"model": str(target)})])
+def stand_in(stand_in_server):
+    """The session's tritonserver (tests/stand_in.py): its ``ngram`` model is the NGram template on
+    the CPU engine, rendered as the notebooks' is; the cells' URLs are pointed at it below."""
+    return stand_in_server
 
 
 @pytest.mark.triton
@@ -177,7 +176,9 @@ def test_curl_cells_run_against_the_cpu_stand_in(path, stand_in, tmp_path):
     cells = [c.split("\n", 1)[1] for c in _code_cells(path) if c.startswith("%%bash") and "curl " in c]
     assert len(cells) == 2, f"{path.name}: expected a generate and a generate_stream curl cell"
     for cell in cells:
-        script = cell.replace("127.0.0.1:8000", stand_in.http_address)
+        # The address, and the model: the notebooks serve NGram as tensorrt_llm, the session's server as ngram.
+        assert "127.0.0.1:8000/v2/models/tensorrt_llm/" in cell, f"{path.name}: the URL changed; update this test"
+        script = cell.replace("127.0.0.1:8000/v2/models/tensorrt_llm/", f"{stand_in.http_address}/v2/models/ngram/")
         done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"{path.name}: {done.stdout}\n{done.stderr}"
         if "/generate_stream" in cell:

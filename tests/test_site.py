@@ -1,4 +1,8 @@
-"""The site builds strictly, renders every notebook with its plot, and its checks can fail."""
+"""The site builds strictly, renders every notebook with its plot, and its checks can fail.
+
+``built_site`` (tests/conftest.py) is the session's one build of this checkout, shared with the
+browser tests.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import struct
 
 import pytest
 import yaml
+from prefetch import LANE
 
 from site_build import ROOT, build, copy_tree
 from specdec_guide.notebooks import list_notebooks
@@ -70,39 +75,61 @@ def test_every_notebook_is_in_the_nav():
 
 
 # --- the checks themselves must be able to fail: break a copy, expect a failed build ---
-
-@pytest.fixture()
-def tree(tmp_path):
-    return copy_tree(tmp_path / "repo")
+# Each build of a copy is a job of the lane (tests/prefetch.py): built in the background while
+# other tests run; a test that gets here first builds it itself.
+BROKEN_LINKS = [
+    ("[gone](speculative_decoding/nope.md)", "nope.md"),
+    ("[gone](speculative_decoding/index.md#no-such-heading)", "no-such-heading"),
+]
+BREAKS = {
+    "untouched": "",
+    "include": '\n```bash\n--8<-- "snippets/no/such/file.sh"\n```\n',
+    # Every broken link in one copy: with --strict each one's warning alone fails the build, so
+    # one build shows them all (a build costs ~7 s).
+    "links": "".join(f"\n{link}\n" for link, _ in BROKEN_LINKS),
+}
 
 
 def _append(path, text):
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
-def test_the_untouched_copy_builds(tree, tmp_path):
+def _copy_build(name: str):
+    def job(tmp_path_factory):
+        tree = copy_tree(tmp_path_factory.mktemp(f"site_{name}") / "repo")
+        _append(tree / "docs/index.md", BREAKS[name])
+        return build(tree, tree.parent / "out")
+
+    return job
+
+
+for _name in BREAKS:
+    LANE.add(f"site:copy_{_name}", _copy_build(_name),
+             lambda item, name=_name: getattr(item, "originalname", "") in _BUILD_USERS[name])
+_BUILD_USERS = {"untouched": ("test_the_untouched_copy_builds",), "include": ("test_broken_include_fails_the_build",),
+                "links": ("test_broken_internal_link_fails_the_build",)}
+
+
+def test_the_untouched_copy_builds():
     """The control for the tests below: the copy holds every input the site reads, so each of
     them fails for the one thing it breaks."""
-    result = build(tree, tmp_path / "out")
+    result = LANE.result("site:copy_untouched")
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-def test_broken_include_fails_the_build(tree, tmp_path):
-    _append(tree / "docs/index.md", '\n```bash\n--8<-- "snippets/no/such/file.sh"\n```\n')
-    result = build(tree, tmp_path / "out")
+def test_broken_include_fails_the_build():
+    result = LANE.result("site:copy_include")
     assert result.returncode != 0
     assert "no/such/file.sh" in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("link, complaint", [
-    ("[gone](speculative_decoding/nope.md)", "nope.md"),
-    ("[gone](speculative_decoding/index.md#no-such-heading)", "no-such-heading"),
-])
-def test_broken_internal_link_fails_the_build(tree, tmp_path, link, complaint):
-    _append(tree / "docs/index.md", f"\n{link}\n")
-    result = build(tree, tmp_path / "out")
+@pytest.mark.parametrize("link, complaint", BROKEN_LINKS)
+def test_broken_internal_link_fails_the_build(link, complaint):
+    result = LANE.result("site:copy_links")
     assert result.returncode != 0
     assert complaint in result.stdout + result.stderr
+    # ...as a warning, which --strict turns into the failure
+    assert any(complaint in line for line in (result.stdout + result.stderr).splitlines() if "WARNING" in line)
 
 
 # --- what the site hook adds to notebook pages and inline code ---

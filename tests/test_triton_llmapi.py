@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from stand_in import SYNC
 
 from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
@@ -44,32 +45,10 @@ GENERATE_SH_PROMPT = PROMPTS[0].replace("France", "Germany")  # generate.sh asks
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_models):
-    """One tritonserver with: tensorrt_llm (baseline, decoupled, the name the snippets use),
-    ngram, draft_target, user_provided (decoupled) and baseline_sync (decoupled: false)."""
-    target, draft = tiny_models
-    repo = tmp_path_factory.mktemp("llmapi_repo")
-    render = dict(model=str(target), out=repo, force=True)
-    templates.render("baseline", **render)
-    ngram = templates.render("ngram", name="ngram", **render)
-    # sampler_type TRTLLMSampler: the sampler whose per-request draft counters the pinned releases
-    # fill (per_request_draft_counters_filled); the other models keep auto and read zeros.
-    yaml_path = ngram / "1" / "model.yaml"
-    yaml_path.write_text(yaml_path.read_text().replace("backend: pytorch\n", "backend: pytorch\nsampler_type: TRTLLMSampler\n"))
-    templates.render("draft_target", name="draft_target", draft_model=str(draft), **render)
-    templates.render("user_provided", name="user_provided", drafter=f"{DRAFTER}:PromptLookupDrafter", **render)
-    templates.render("baseline", name="baseline_sync", decoupled=False, **render)
-    # Five model processes share 2 cores: one torch thread each, or they spin against each other
-    # (measured: 32x10 requests took 59 s with 2 threads per model, 3 s with 1).
-    # Five models load at once: on 2 busy shared cores that took up to 175 s (measured).
-    srv = TritonServer(repo, timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"})
-    try:
-        yield srv.start()
-        pid = srv.proc.pid
-    finally:
-        srv.stop()
-    assert not srv.shm_files()
-    assert not Path(f"/proc/{pid}").exists()  # the server (and its process group) is gone
+def server(stand_in_server):
+    """The session's tritonserver (tests/stand_in.py): tensorrt_llm (baseline, decoupled, the name
+    the snippets use), ngram, draft_target, user_provided (decoupled) and SYNC (decoupled: false)."""
+    return stand_in_server
 
 
 def _post(url: str, body, timeout: float = 120) -> tuple[int, str]:
@@ -136,7 +115,7 @@ def test_generate_stream_snippet_sends_what_the_release_sends(server):
 
 
 def test_tritonclient_http_snippet_needs_a_non_decoupled_model(server):
-    out = _run_snippet(server, "client_http.py", TRITON_MODEL="baseline_sync")
+    out = _run_snippet(server, "client_http.py", TRITON_MODEL=SYNC)
     expected = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
     assert f"text_output: {expected}\n" in out
     # The same client against a decoupled model: Triton refuses /infer, as the snippet says.
@@ -170,7 +149,7 @@ def test_tritonclient_grpc_unary_on_the_non_decoupled_model(server):
     limit.set_data_from_numpy(np.array([MAX_TOKENS], dtype=np.int32))
     excl = grpcclient.InferInput("sampling_param_exclude_input_from_output", [1], "BOOL")
     excl.set_data_from_numpy(np.array([True]))
-    result = client.infer("baseline_sync", [text, limit, excl])
+    result = client.infer(SYNC, [text, limit, excl])
     assert result.as_numpy("text_output")[0].decode() == generate(server, "tensorrt_llm", PROMPTS[1])["text_output"]
     with pytest.raises(Exception, match="decoupled"):
         client.infer("tensorrt_llm", [text, limit, excl])
@@ -270,7 +249,7 @@ def test_invalid_json_body(server):
 
 
 def test_streaming_flag_on_a_non_decoupled_model_is_refused(server):
-    status, text = _post(f"{server.http_url}/v2/models/baseline_sync/generate",
+    status, text = _post(f"{server.http_url}/v2/models/{SYNC}/generate",
                          {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
     assert status == 400 and "Error generating request: Streaming is only supported in decoupled mode." in text
 

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from stand_in import serve_templates
 
 from specdec_guide import templates
 from specdec_guide.triton import TritonServer
@@ -69,13 +68,10 @@ def test_configuration_mistake_is_reported_by_the_validator(name, must_say, tmp_
 
 # ---- request mistakes: a real tritonserver with the CPU stand-in -------------------------------
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_models):
-    """tensorrt_llm: decoupled (the templates' default); tensorrt_llm_sync: decoupled false."""
-    target, _ = tiny_models
-    yield from serve_templates(tmp_path_factory.mktemp("troubleshooting_repo"), [
-        ("baseline", {"model": str(target)}),
-        ("baseline", {"model": str(target), "name": "tensorrt_llm_sync", "decoupled": False}),
-    ])
+def server(stand_in_server):
+    """The session's tritonserver (tests/stand_in.py): tensorrt_llm, decoupled (the templates'
+    default), and tensorrt_llm_sync, decoupled false, are the two this module sends mistakes to."""
+    return stand_in_server
 
 
 @pytest.mark.triton

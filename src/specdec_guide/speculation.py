@@ -78,11 +78,18 @@ class CachedLogits:
         first token was accepted, this pass computes all its rows in one product instead.
         ``eager`` True or False overrides that choice for this pass (benchmarks measure both).
         """
-        from transformers import DynamicCache
-
         tokens = [int(t) for t in tokens]
         if not 0 <= start < len(tokens):
             raise ValueError(f"start={start} must index one of the {len(tokens)} tokens")
+        # Inference mode, not just no_grad: no version counters or views to track on the cache's
+        # tensors (measured: 2-4% of a decoding step on this CPU, same logits). Its tensors are
+        # only ever read outside it; every update to the cache happens in here.
+        with torch.inference_mode():
+            return self._rows(tokens, start, eager)
+
+    def _rows(self, tokens: list[int], start: int, eager: bool | None) -> "Rows":
+        from transformers import DynamicCache
+
         keep = min(_common_prefix(self.tokens, tokens), start)
         if self.cache is None or keep == 0:
             self.cache, keep = DynamicCache(config=self.model.config), 0
@@ -91,18 +98,17 @@ class CachedLogits:
         self.tokens = []  # if the forward pass fails half-way, the cache is not trusted again
         new = torch.tensor([tokens[keep:]], dtype=torch.long)
         n_rows = len(tokens) - start
-        with torch.no_grad():
-            # the cache object is updated in place with the new positions' keys and values
-            if self._head is None:
-                out = self.model(input_ids=new, cache=self.cache, use_cache=True, logits_to_keep=n_rows)
-                rows: Rows = out.logits[0].float()
-            else:
-                last = self._last_rows
-                if last is not None and len(last) > 1:  # the last pass had a draft: was its first token taken?
-                    self._eager = last.read_past_first
-                hidden = self.model.get_decoder()(input_ids=new, cache=self.cache, use_cache=True).last_hidden_state
-                rows = self._last_rows = LazyRows(hidden[0, -n_rows:], self._head,
-                                                  eager=self._eager if eager is None else eager)
+        # the cache object is updated in place with the new positions' keys and values
+        if self._head is None:
+            out = self.model(input_ids=new, cache=self.cache, use_cache=True, logits_to_keep=n_rows)
+            rows: Rows = out.logits[0].float()
+        else:
+            last = self._last_rows
+            if last is not None and len(last) > 1:  # the last pass had a draft: was its first token taken?
+                self._eager = last.read_past_first
+            hidden = self.model.get_decoder()(input_ids=new, cache=self.cache, use_cache=True).last_hidden_state
+            rows = self._last_rows = LazyRows(hidden[0, -n_rows:], self._head,
+                                              eager=self._eager if eager is None else eager)
         self.tokens = tokens
         self.forward_calls += 1
         self.positions_computed += len(tokens) - keep
@@ -134,7 +140,7 @@ class LazyRows:
         if upto <= have:
             return
         upto = 1 if have == 0 and upto == 1 and not self.eager else len(self)
-        with torch.no_grad():
+        with torch.inference_mode():  # see CachedLogits.rows
             more = self.head(self.hidden[have:upto]).float()
         self.head_rows += upto - have
         self.done = more if self.done is None else torch.cat([self.done, more])
