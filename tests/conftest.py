@@ -54,7 +54,7 @@ def smollm2_dir():
 @pytest.fixture(scope="session")
 def stand_in_server(tmp_path_factory, tiny_models):
     """The session's tritonserver with the models of tests/stand_in.py MODELS, on the tiny models.
-    Five model processes load at once: on 2 busy shared cores that took up to 175 s (measured)."""
+    Six model processes load at once: on 2 busy shared cores five took up to 175 s (measured)."""
     from stand_in import serve_templates, stand_in_renders
 
     yield from serve_templates(tmp_path_factory.mktemp("stand_in_repo"), stand_in_renders(*tiny_models), timeout=300)
