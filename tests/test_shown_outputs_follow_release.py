@@ -121,6 +121,10 @@ def departures(text: str, one_event: bool, zero_counters: bool, tables: bool = F
     return found
 
 
+def _say(found: list[str]) -> str:
+    return "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else "")
+
+
 def shown_outputs() -> list[tuple[str, str]]:
     """(page, included file) for every stored output a page includes (files under output/ or out/)."""
     found = []
@@ -146,7 +150,7 @@ def test_a_shown_output_is_in_the_release_mode_or_labelled(page, output):
     found = departures(text, one_event, zero_counters)
     first = text.splitlines()[0] if text.strip() else ""
     assert not found or LABEL in first, (
-        f"{output} (shown on {page}, which names a pinned release) shows {'; '.join(found)}: regenerate it "
+        f"{output} (shown on {page}, which names a pinned release) shows {_say(found)}: regenerate it "
         f"in the release's mode, or say in its first line which {LABEL} departure made it")
 
 
@@ -170,7 +174,7 @@ def test_a_notebooks_stored_outputs_are_in_the_release_mode_or_labelled(info):
     for text in outputs:
         found = departures(text, one_event, zero_counters, tables=True)
         assert not found or LABEL in text, (
-            f"{info.paired.name}: a stored output shows {'; '.join(found)} without naming the {LABEL} departure "
+            f"{info.paired.name}: a stored output shows {_say(found)} without naming the {LABEL} departure "
             f"that made it:\n{text[:400]}")
 
 
