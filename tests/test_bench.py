@@ -92,6 +92,7 @@ def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
     for r in runs:
         assert r.requests == 3 and r.errors == 0
         assert r.ttft_ms > 0 and r.itl_ms > 0 and r.output_tokens_per_s > 0 and r.requests_per_s > 0
+        assert r.latency_ms > r.ttft_ms  # per-step events: the first one comes before the end
 
 
 @needs_aiperf
@@ -267,6 +268,16 @@ def test_a_sweep_is_read_in_numeric_concurrency_order(tmp_path):
     dirs = results.run_dirs(tmp_path)
     assert [d.name for d in dirs] == ["concurrency_1", "concurrency_4", "concurrency_16"]
     assert [results.summary(d).concurrency for d in dirs] == [1, 4, 16]
+
+
+def test_a_summary_reads_request_latency_beside_ttft_and_itl(tmp_path):
+    """What the benchmarking notebook shows for the pinned release: with one event per request
+    TTFT equals request latency and AIPerf's ITL is 0; the reader keeps all three apart."""
+    (tmp_path / results.SUMMARY).write_text(json.dumps({
+        "input_config": {"phases": [{"kind": "profiling", "concurrency": 1}]}, "request_count": {"avg": 4},
+        "time_to_first_token": {"avg": 512.0}, "request_latency": {"avg": 640.0}, "inter_token_latency": {"avg": 0.0}}))
+    s = results.summary(tmp_path)
+    assert (s.ttft_ms, s.latency_ms, s.itl_ms) == (512.0, 640.0, 0.0)
 
 
 def test_prompt_sets_template_only_the_chat_set_and_feed_both_tools(tmp_path):

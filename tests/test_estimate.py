@@ -201,6 +201,15 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
     assert "the replay equals them on every request" in capsys.readouterr().out
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--max-draft-len", "1", "--summary"]) == 0
     assert "the replay differs on" in capsys.readouterr().out
+    # The same log as a 1.1.0 / 1.2.1 server writes it with TorchSampler: counters at zero (PR #17082).
+    import json
+
+    zeroed = tmp_path / "log_release.jsonl"
+    zeroed.write_text("".join(json.dumps({**json.loads(line), "total_draft_tokens": 0, "total_accepted_draft_tokens": 0})
+                              + "\n" for line in log.read_text().splitlines()))
+    assert cli.main(["estimate", str(zeroed), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
+    out = capsys.readouterr().out
+    assert "its counters were not filled" in out and "PR #17082" in out and "differs" not in out
 
 
 def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):

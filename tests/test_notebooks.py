@@ -167,26 +167,43 @@ def test_a_notebooks_own_cell_timeout_is_honoured(tmp_path):
 
 # --- the benchmarking notebook's reading follows from its stored numbers ---
 
-def _stored_table(notebook: str, header: str) -> list[list[str]]:
-    """The rows (split at spaces) of the printed table whose first line starts with ``header``."""
+def _stored_output(notebook: str, marker: str) -> str:
+    """The text of the stored output that has a line starting with ``marker``."""
     nb = json.loads((ROOT / "notebooks" / notebook).read_text())
     for cell in nb["cells"]:
         for out in cell.get("outputs", []):
             text = "".join(out.get("text", ""))
-            if text.startswith(header):
-                return [line.split() for line in text.splitlines()[1:] if line.strip()]
-    raise AssertionError(f"{notebook}: no stored output starts with {header!r}: update this test with the notebook")
+            if any(line.startswith(marker) for line in text.splitlines()):
+                return text
+    raise AssertionError(f"{notebook}: no stored output has a line starting with {marker!r}: update this test with the notebook")
+
+
+def _stored_table(notebook: str, header: str) -> tuple[list[list[str]], str]:
+    """The rows (split at spaces) of the printed table whose header line starts with ``header``,
+    and what the same output printed above the header (the sweep's teaching-mode label)."""
+    text = _stored_output(notebook, header)
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(header))
+    return [line.split() for line in lines[at + 1:] if line.strip()], "\n".join(lines[:at])
+
+
+TEACHING_LABEL_WORDS = ("TEACHING MODE", "cpu_behaviour: stream_per_step, filled_draft_counters", "#14079", "#17082",
+                        "not the pinned 1.1.0 / 1.2.1 container")
 
 
 def test_benchmarking_notebooks_reading_follows_from_its_stored_tables():
     """Each claim of 08's "How to read this" paragraphs, checked against the stored outputs: after a
     re-run that changes them, this fails until the prose is changed with them."""
     prose = (ROOT / "notebooks" / "08_benchmarking.py").read_text()
-    throughput = _stored_table("08_benchmarking.ipynb", "server    conc")
+    throughput, label = _stored_table("08_benchmarking.ipynb", "server    conc")
+    # The sweep ran in the stand-in's teaching mode, and its printed tables say so.
+    assert all(w in label for w in TEACHING_LABEL_WORDS), label
     for server in ("baseline", "ngram"):
         ttft = [float(r[2]) for r in throughput if r[0] == server]
         assert len(ttft) == 3 and ttft == sorted(ttft), f"TTFT grows with concurrency for {server}: {ttft}"
-    rows = {(r[0], r[1]): r for r in _stored_table("08_benchmarking.ipynb", "server    set")}
+    table, label = _stored_table("08_benchmarking.ipynb", "server    set")
+    assert all(w in label for w in TEACHING_LABEL_WORDS), label
+    rows = {(r[0], r[1]): r for r in table}
     code, chat = rows[("ngram", "code-editing")], rows[("ngram", "chat")]
     # columns: server set requests tokens drafted accepted rate length
     assert "longer acceptance length but the\n# lower acceptance rate" in prose
@@ -198,3 +215,19 @@ def test_benchmarking_notebooks_reading_follows_from_its_stored_tables():
     real = json.loads((ROOT / "benchmarks" / "results" / "real_model.json").read_text())["results"]
     assert "code editing accepts far more than open\n# chat" in prose
     assert real["code editing"]["ngram"]["acceptance_rate"] > 3 * real["open chat"]["ngram"]["acceptance_rate"]
+
+
+def test_benchmarking_notebooks_release_section_follows_from_its_stored_output():
+    """08's first section, as the pinned release: what its prose says (one event, TTFT equal to the
+    request latency, ITL 0.0 ms, zero counters, from a server with no departures) is what it printed."""
+    prose = (ROOT / "notebooks" / "08_benchmarking.py").read_text()
+    text = _stored_output("08_benchmarking.ipynb", "one streamed request:")
+    assert "departures asked: none (answers as the release)" in text and "TEACHING" not in text, text
+    assert re.search(r"^one streamed request: 1 event\(s\); its counters: total_draft_tokens=0, "
+                     r"total_accepted_draft_tokens=0, acceptance_rate=0\.0$", text, re.M), text
+    m = re.search(r"TTFT (\d+) ms, request latency (\d+) ms, ITL ([\d.]+) ms", text)
+    assert m and m[1] == m[2] and float(m[3]) == 0.0, text
+    assert "**TTFT is the request latency**" in prose and "**ITL reads 0.0 ms**" in prose
+    sums = re.findall(r"(\S+) drafted (\d+), accepted (\d+)", text)
+    assert sums and all(d == a == "0" for _, d, a in sums), text
+    assert "**acceptance counters read zero**" in prose

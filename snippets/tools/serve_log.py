@@ -2,7 +2,9 @@
 
 A stand-in for your own server's request log: each line holds what was sent (text_input,
 sampling_param_max_tokens) and what came back (text_output, finish_reason and the engine's own
-acceptance counters, as the llmapi model returns them with sampling_param_return_perf_metrics).
+acceptance counters, counted outside Triton). The llmapi model returns these counters with
+sampling_param_return_perf_metrics only on a release after TensorRT-LLM PR #17082: with
+TorchSampler, 1.1.0 and 1.2.1 return zeros, and estimate says so instead of comparing.
 
 usage: python serve_log.py MODEL_YAML PROMPTS_JSONL LOG_JSONL [--max-tokens N]
 

@@ -321,8 +321,14 @@ def _logged_line(est: Estimate) -> str:
     logged = [r.logged for r in est.requests]
     if any(x is None for x in logged):
         return ""
-    differ = [r.where for r in est.requests if r.logged != (r.stats.drafted_tokens, r.stats.accepted_tokens)]
     drafted, accepted = sum(x[0] for x in logged), sum(x[1] for x in logged)
+    if drafted == accepted == 0 and est.total.drafted_tokens > 0:
+        # What the llmapi model of TensorRT-LLM 1.1.0 and 1.2.1 logs with TorchSampler (PR #17082):
+        # nothing to compare with, and not a sign of other settings.
+        return ("\nlogged by the server: drafted 0, accepted 0 on every request: its counters were not filled "
+                "(TensorRT-LLM 1.1.0 and 1.2.1 leave them at zero with TorchSampler, fixed by PR #17082); "
+                "the replay above is the acceptance figure")
+    differ = [r.where for r in est.requests if r.logged != (r.stats.drafted_tokens, r.stats.accepted_tokens)]
     verdict = ("the replay equals them on every request" if not differ else
                f"the replay differs on {len(differ)} request(s), first {differ[0]}: the server ran other "
                "settings, sampled, or its tokenizer splits the output differently")

@@ -39,6 +39,9 @@ class RunSummary:
     tokens_per_s_per_user: float  # mean over requests of output tokens / request latency (AIPerf: E2E per user)
     requests_per_s: float
     errors: int
+    # Request latency, mean. Behind a model that sends one event per request (the pinned releases'
+    # llmapi model.py) TTFT equals it and AIPerf's ITL, (latency - TTFT) / (tokens - 1), reads 0.
+    latency_ms: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ def summary(run_dir: str | Path) -> RunSummary:
         tokens_per_s_per_user=_avg(data, "e2e_output_token_throughput"),
         requests_per_s=_avg(data, "request_throughput"),
         errors=int((data.get("error_summary") and sum(e.get("count", 0) for e in data["error_summary"])) or 0),
+        latency_ms=_avg(data, "request_latency"),
     )
 
 
