@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from registry import methods
 import yaml
 
 from specdec_guide import templates
@@ -93,7 +94,7 @@ def _render(tmp_path, method="ngram", **kw):
     return templates.render(method, out=tmp_path / "repo", **kw)
 
 
-@pytest.mark.parametrize("method", ["baseline", "ngram", "draft_target", "user_provided"])
+@pytest.mark.parametrize("method", methods(cpu_engine=True))
 def test_render_cpu_fills_every_marker(tmp_path, tiny_models, method):
     target, draft = tiny_models
     kw = {"draft_model": str(draft)} if method == "draft_target" else {}

@@ -13,12 +13,13 @@ counts.
 from pathlib import Path
 
 import pytest
+from registry import tracks
 
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.validate.schema import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate" / "upstream_shapes"
-TRACKS = ("1.1.0", "1.2.1")
+TRACKS = tuple(tracks())
 
 #: file -> [(line, col, start of the message)]; the same mistakes on both tracks unless overridden.
 EXPECTED = {
