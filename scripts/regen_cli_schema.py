@@ -10,9 +10,10 @@ TRACK is a track id of ``schemas/tracks.yaml`` that has ``docs_pages``. For each
 commit (the Triton templates, ``fill_template.py``, the ``convert_checkpoint.py`` example scripts).
 ``--from DIR`` reads them from ``DIR/<path>`` (the repository layout; ``git show <commit>:<path>``
 output saved there); ``--fetch`` downloads each one from ``raw.githubusercontent.com`` at its commit.
-Facts only are kept: flag names, subcommand names, ``${...}`` template keys. The script writes ``cli.yaml`` and the ``legacy_inflight_batcher_llm``
-block of ``triton.yaml`` in ``src/specdec_guide/schemas/<track>/`` (the rest of triton.yaml is left
-as it is); ``--check`` writes nothing and exits 1 when the recorded snapshot and the sources disagree.
+Facts only are kept: flag names, subcommand names, ``${...}`` template keys. The script writes
+``cli.yaml`` and the ``legacy_inflight_batcher_llm`` block of ``triton.yaml`` in
+``src/specdec_guide/schemas/<track>/`` (the rest of triton.yaml is left as it is); ``--check`` writes
+nothing and exits 1 when the recorded snapshot and the sources disagree.
 
 Parsers (each takes the file's text):
 
