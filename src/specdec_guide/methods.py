@@ -56,11 +56,12 @@ def _need(entry: dict, key: str, kind: type, where: str):
 def load(path: Path | None = None) -> tuple[Method, ...]:
     """Every method of ``methods.yaml`` in its order (a :class:`UserError` names a bad entry)."""
     path = Path(path) if path else METHODS_PATH
-    return _load(str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
+    st = path.stat() if path.is_file() else None
+    return _load(str(path.resolve()), (st.st_mtime_ns, st.st_size) if st else None)
 
 
 @lru_cache(maxsize=4)
-def _load(path_str: str, _mtime: int) -> tuple[Method, ...]:
+def _load(path_str: str, _stamp) -> tuple[Method, ...]:
     path = Path(path_str)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
