@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jupytext
 import pytest
 import yaml
 from registry import SCHEMA_DIR, methods, registry, tracks
@@ -131,6 +132,20 @@ def test_track_tabs_skip_nothing_silently():
     text = version_tables.track_tabs("yaml", "ngram_max_concurrency.yaml", ROOT, registry())
     have = [t for t in tracks() if (ROOT / "snippets/llm_api" / t / "ngram_max_concurrency.yaml").is_file()]
     assert text.count("=== ") == len(have) < len(tracks())
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("[0-9]*.py")), ids=lambda p: p.name)
+def test_a_gpu_notebook_header_names_only_its_track(path):
+    """Its container and TensorRT-LLM version are its track's (specdec_guide.notebooks.track_meta)."""
+    from specdec_guide.notebooks import read_meta
+
+    raw = jupytext.read(path).metadata.get("specdec_guide") or {}
+    if raw.get("tier") != "gpu":
+        return
+    assert raw.get("track") in tracks(), f"{path.name}: specdec_guide.track {raw.get('track')!r} is not a track id"
+    assert not {"container", "trtllm_version"} & set(raw), f"{path.name}: a second copy of the track's data"
+    t = registry().resolve(raw["track"])
+    assert read_meta(path)["container"] == t.container and read_meta(path)["trtllm_version"] == t.trtllm_version
 
 
 # ---- methods -----------------------------------------------------------------------------------
