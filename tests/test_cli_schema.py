@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from registry import tracks
 
 from specdec_guide.validate.schema import Registry
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 REGEN_PATH = ROOT / "scripts" / "regen_cli_schema.py"

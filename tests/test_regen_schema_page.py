@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from registry import tracks
 import yaml
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("regen_schema", ROOT / "scripts" / "regen_schema.py")

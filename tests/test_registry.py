@@ -13,13 +13,13 @@ from pathlib import Path
 import jupytext
 import pytest
 import yaml
-from registry import SCHEMA_DIR, methods, registry, tracks
 
 from specdec_guide import methods as methods_registry
 from specdec_guide import migration, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config
 from specdec_guide.site import version_tables
+from registry import SCHEMA_DIR, methods, registry, tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "validate"

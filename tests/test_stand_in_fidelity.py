@@ -18,12 +18,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-from registry import tracks
 
 from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import RELEASE_FALLBACKS
 from specdec_guide.triton import TritonServer
+from registry import tracks
 
 TRACKS = tuple(tracks())
 PROMPT = "the cat sat on the mat. the cat sat on the mat. the cat"

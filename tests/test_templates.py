@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from registry import methods
 import yaml
 
 from specdec_guide import templates
 from specdec_guide.diagnostics import UserError
+from registry import methods
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src/specdec_guide/schemas/1.1.0"

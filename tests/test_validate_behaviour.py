@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from registry import tracks
 
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.validate.schema import Registry
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = Path(__file__).parent / "fixtures" / "validate"

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from registry import registry, tracks
 
 from specdec_guide.validate import llm_yaml, python_ast
 from specdec_guide.validate.schema import Registry
+from registry import registry, tracks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validate"
 RULES = sorted(p for p in (FIXTURES / "rules").glob("*/*") if p.suffix in (".yaml", ".yml", ".py"))

@@ -13,10 +13,10 @@ counts.
 from pathlib import Path
 
 import pytest
-from registry import tracks
 
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.validate.schema import Registry
+from registry import tracks
 
 FIX = Path(__file__).parent / "fixtures" / "validate" / "upstream_shapes"
 TRACKS = tuple(tracks())
