@@ -35,6 +35,11 @@ class Method:
     decoding_type_by_track: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
+    def speculative(self) -> bool:
+        """It drafts (every method but the baseline)."""
+        return self.decoding_type is not None
+
+    @property
     def gpu_only(self) -> bool:
         """Nothing but TensorRT-LLM on a GPU runs it: the CPU engine refuses it."""
         return not self.cpu_engine
