@@ -127,11 +127,20 @@ def test_versions_page_tabs_and_table_are_the_registry():
         assert f'snippets/llm_api/{tracks()[0]}/{m.group(2)}' in text
 
 
-def test_track_tabs_skip_nothing_silently():
-    """A tab marker naming a file some track lacks renders fewer tabs; the snippet test above fails first."""
-    text = version_tables.track_tabs("yaml", "ngram_max_concurrency.yaml", ROOT, registry())
-    have = [t for t in tracks() if (ROOT / "snippets/llm_api" / t / "ngram_max_concurrency.yaml").is_file()]
-    assert text.count("=== ") == len(have) < len(tracks())
+def test_track_tabs_show_each_track_that_has_the_file(tmp_path):
+    """A tab per track holding the file, in tracks.yaml's order; a track without it gets none (the
+    snippet test above is what fails then)."""
+    first, *rest = tracks()
+    (tmp_path / "snippets/llm_api" / first).mkdir(parents=True)
+    (tmp_path / "snippets/llm_api" / first / "x.yaml").write_text("a: 1\n")
+    text = version_tables.track_tabs("yaml", "x.yaml", tmp_path, registry())
+    assert text.count("=== ") == 1 and f'--8<-- "snippets/llm_api/{first}/x.yaml"' in text
+    for t in rest:
+        (tmp_path / "snippets/llm_api" / t).mkdir(parents=True)
+        (tmp_path / "snippets/llm_api" / t / "x.yaml").write_text("a: 1\n")
+    text = version_tables.track_tabs("yaml", "x.yaml", tmp_path, registry())
+    assert [ln for ln in text.splitlines() if ln.startswith("=== ")] == \
+        [f'=== "{version_tables.tab_label(t)}"' for t in registry().tracks]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("[0-9]*.py")), ids=lambda p: p.name)
@@ -163,8 +172,7 @@ def test_method_has_the_page_that_teaches_it(method):
     path = ROOT / m.teaches
     assert path.is_file(), f"{method}: {m.teaches} does not exist"
     if m.decoding_type:
-        assert f"decoding_type: {m.decoding_type}" in path.read_text(encoding="utf-8") or \
-            m.decoding_type in path.read_text(encoding="utf-8"), f"{m.teaches} never names {m.decoding_type}"
+        assert m.decoding_type in path.read_text(encoding="utf-8"), f"{m.teaches} never names {m.decoding_type}"
     if path.suffix == ".py":
         assert (ROOT / "docs" / "speculative_decoding" / "notebooks" / path.with_suffix(".ipynb").name).exists()
 
