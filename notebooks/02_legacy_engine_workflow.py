@@ -13,9 +13,8 @@
 #     name: python3
 #   specdec_guide:
 #     tier: gpu
+#     track: 1.1.0
 #     title: The legacy engine workflow (TensorRT-LLM 1.1.0, Triton 25.12)
-#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
-#     trtllm_version: 1.1.0
 #     gpu: one NVIDIA H100 80 GB (Ampere or newer for draft/target and n-gram)
 # ---
 

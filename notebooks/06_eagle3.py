@@ -13,11 +13,9 @@
 #     language: python
 #     name: python3
 #   specdec_guide:
-#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
 #     tier: gpu
 #     title: EAGLE-3 on TensorRT-LLM and Triton
 #     track: 1.1.0
-#     trtllm_version: 1.1.0
 # ---
 
 # %% [markdown]

@@ -13,12 +13,10 @@
 #     language: python
 #     name: python3
 #   specdec_guide:
-#     container: nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3
 #     min_gpus: 8
 #     tier: gpu
 #     title: MTP (multi-token prediction) on TensorRT-LLM and Triton
 #     track: 1.1.0
-#     trtllm_version: 1.1.0
 # ---
 
 # %% [markdown]

@@ -4,15 +4,16 @@
     python scripts/regen_cli_schema.py TRACK --from DIR [--check]
     python scripts/regen_cli_schema.py TRACK --fetch [--check]
 
-TRACK is 1.1.0 or 1.2.1. For each source in :data:`SOURCES` the script reads one file: a page of
-TensorRT-LLM's versioned documentation (its ``gh-pages`` branch: ``<track>/commands/...``) or a file
-of the TensorRT-LLM repository at a recorded commit (the Triton templates, ``fill_template.py``, the
-``convert_checkpoint.py`` example scripts). ``--from DIR`` reads them from ``DIR/<path>`` (the
-repository layout; ``git show <commit>:<path>`` output saved there); ``--fetch`` downloads each one
-from ``raw.githubusercontent.com`` at its commit. Facts only are kept: flag names, subcommand names,
-``${...}`` template keys. The script writes ``cli.yaml`` and the ``legacy_inflight_batcher_llm``
-block of ``triton.yaml`` in ``src/specdec_guide/schemas/<track>/`` (the rest of triton.yaml is left
-as it is); ``--check`` writes nothing and exits 1 when the recorded snapshot and the sources disagree.
+TRACK is a track id of ``schemas/tracks.yaml`` that has ``docs_pages``. For each source in
+:data:`SOURCES` the script reads one file: a page of TensorRT-LLM's versioned documentation (its
+``gh-pages`` branch: ``<track>/commands/...``) or a file of the TensorRT-LLM repository at a recorded
+commit (the Triton templates, ``fill_template.py``, the ``convert_checkpoint.py`` example scripts).
+``--from DIR`` reads them from ``DIR/<path>`` (the repository layout; ``git show <commit>:<path>``
+output saved there); ``--fetch`` downloads each one from ``raw.githubusercontent.com`` at its commit.
+Facts only are kept: flag names, subcommand names, ``${...}`` template keys. The script writes
+``cli.yaml`` and the ``legacy_inflight_batcher_llm`` block of ``triton.yaml`` in
+``src/specdec_guide/schemas/<track>/`` (the rest of triton.yaml is left as it is); ``--check`` writes
+nothing and exits 1 when the recorded snapshot and the sources disagree.
 
 Parsers (each takes the file's text):
 
@@ -42,8 +43,6 @@ SCHEMAS = ROOT / "src" / "specdec_guide" / "schemas"
 REPO = "NVIDIA/TensorRT-LLM"
 RAW = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 BLOB = "https://github.com/{repo}/blob/{commit}/{path}"
-PAGES_1_1_0 = "8660c119a1f9be58cb574b8895f60bdb2e2c40ec"  # gh-pages commit holding 1.1.0/ (built from 48b7b5d)
-PAGES_1_2_1 = "58fb435eacc402f3bd177e60f592c955d2b0719d"  # gh-pages commit holding 1.2.1/ (built from 376f7e1)
 #: Repository files read at the newest commit the index holds: not tied to a release tag.
 _IBL = "triton_backend/all_models/inflight_batcher_llm"
 TEMPLATE_COMMITS = {  # model -> (path, commit); "llmapi" is the llmapi model's tensorrt_llm folder
@@ -91,10 +90,14 @@ def _repo_sources() -> dict:
     return out
 
 
-SOURCES = {
-    "1.1.0": {**_pages("1.1.0", PAGES_1_1_0, "48b7b5d"), **_repo_sources()},
-    "1.2.1": {**_pages("1.2.1", PAGES_1_2_1, "376f7e1"), **_repo_sources()},
-}
+def _sources() -> dict:
+    """Per track of tracks.yaml: its release pages (the gh-pages commit in ``docs_pages``) and the repo files."""
+    tracks = (yaml.safe_load((SCHEMAS / "tracks.yaml").read_text(encoding="utf-8")) or {}).get("tracks") or []
+    return {str(t["id"]): {**_pages(str(t["id"]), t["docs_pages"]["commit"], t["docs_pages"]["built_from"]),
+                           **_repo_sources()} for t in tracks if t.get("docs_pages")}
+
+
+SOURCES = _sources()
 
 
 # ---- parsers -------------------------------------------------------------------------------

@@ -15,10 +15,11 @@ import pytest
 import yaml
 
 from site_build import ROOT
+from registry import tracks
 
 AUDIT = ROOT / "audit"
 VERDICTS = {"right", "wrong", "wrong-for-track", "unconfirmed"}
-TRACKS = {"1.1.0", "1.2.1", "both", "next"}
+TRACKS = set(tracks()) | {"both", "next"}  # a track of tracks.yaml, both of them, or main after them
 # What the issue (#16) names as the GPU path: notebooks 02-07 and 09, the method pages, versions,
 # troubleshooting and the llmapi templates (their model.yaml and config.pbtxt).
 REQUIRED = [

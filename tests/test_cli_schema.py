@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.validate.schema import Registry
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 REGEN_PATH = ROOT / "scripts" / "regen_cli_schema.py"
-TRACKS = ("1.1.0", "1.2.1")
+TRACKS = tuple(tracks())
 
 
 def regen():

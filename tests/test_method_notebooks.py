@@ -27,11 +27,12 @@ import pytest
 
 from site_build import ROOT
 from specdec_guide import behaviour
+from specdec_guide import methods as methods_registry
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
 from specdec_guide.validate.schema import Registry
 
-METHOD_NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("0[4-7]_*.py"))
+METHOD_NOTEBOOKS = sorted(ROOT / m.teaches for m in methods_registry.load() if m.teaches.startswith("notebooks/"))
 REG = Registry()
 _CURL_BODY = re.compile(r"-d\s+'(\{.*?\})'", re.S)
 

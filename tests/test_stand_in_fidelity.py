@@ -23,8 +23,9 @@ from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import RELEASE_FALLBACKS
 from specdec_guide.triton import TritonServer
+from registry import tracks
 
-TRACKS = ("1.1.0", "1.2.1")
+TRACKS = tuple(tracks())
 PROMPT = "the cat sat on the mat. the cat sat on the mat. the cat"
 # Prompts on which the tiny target's n-gram drafter does draft (so zero counters mean "not filled").
 DRAFTING_PROMPTS = ["abc abc abc abc abc", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n"]

@@ -25,12 +25,13 @@ from stand_in import SYNC
 from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, free_ports
+from registry import methods
 
 pytestmark = pytest.mark.triton
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton"
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-SPECULATIVE = ("ngram", "draft_target", "user_provided")
+SPECULATIVE = tuple(methods(cpu_engine=True, speculative=True))
 # Repetitive and non-repetitive prompts: lookup-based drafters hit on the first kind only.
 PROMPTS = [
     # The snippets' prompt: SmolLM2's chat template around a question.

@@ -15,6 +15,7 @@ import pytest
 
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.validate.schema import Registry
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = Path(__file__).parent / "fixtures" / "validate"
@@ -166,7 +167,7 @@ def _llmapi_repo(tmp_path: Path, policy: str, decoupled: bool) -> Path:
     return folder / "config.pbtxt"
 
 
-@pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
+@pytest.mark.parametrize("track", tracks())
 @pytest.mark.parametrize("policy, decoupled, where", [
     ("model_transaction_policy { decoupled: false }", True, (4, 39)),
     ("model_transaction_policy { decoupled: true }", False, (4, 39)),
@@ -180,7 +181,7 @@ def test_decoupled_disagreement_is_reported_at_config_pbtxt(tmp_path, track, pol
     assert "config.pbtxt" in msg and "launch_triton_server.py" in msg and "--disable-auto-complete-config" in msg
 
 
-@pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
+@pytest.mark.parametrize("track", tracks())
 @pytest.mark.parametrize("policy, decoupled", [("model_transaction_policy { decoupled: true }", True),
                                                ("model_transaction_policy { decoupled: false }", False),
                                                ("", False)])
@@ -211,7 +212,7 @@ assert metrics.total_accepted_draft_tokens > 0
 """
 
 
-@pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
+@pytest.mark.parametrize("track", tracks())
 def test_asserting_the_per_request_counters_is_an_error_where_they_read_zero(tmp_path, track):
     f = tmp_path / "counters.py"
     f.write_text(COUNTERS.replace("TRACK", track).replace("SAMPLER", ""))

@@ -18,6 +18,7 @@ import pytest
 
 from specdec_guide.validate import llm_yaml, python_ast
 from specdec_guide.validate.schema import Registry
+from registry import registry, tracks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validate"
 RULES = sorted(p for p in (FIXTURES / "rules").glob("*/*") if p.suffix in (".yaml", ".yml", ".py"))
@@ -86,7 +87,7 @@ def test_precision_counts(capsys):
     assert clean == len(PRECISION) and caught == len(bad)
 
 
-@pytest.mark.parametrize("track", ["1.1.0", "1.2.1"])
+@pytest.mark.parametrize("track", tracks())
 def test_snapshot_facts_name_their_source(track):
     snap = Registry(SCHEMAS).resolve(track).llm_api
     sources = snap.get("sources") or {}
@@ -106,7 +107,7 @@ def test_snapshot_facts_name_their_source(track):
             assert member in snap["classes"], f"{track} union {name}: member {member} not described"
 
 
-RELEASE_PAGES = {"1.1.0": "8660c119a1f9be58cb574b8895f60bdb2e2c40ec", "1.2.1": "58fb435eacc402f3bd177e60f592c955d2b0719d"}
+RELEASE_PAGES = {t.id: t.docs_pages.get("commit") for t in registry().tracks}
 
 
 @pytest.mark.parametrize("track", sorted(RELEASE_PAGES))

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdec_guide import methods as _methods
 from specdec_guide.diagnostics import UserError
 
 #: Where the EAGLE-3 head rules come from. Read 2026-11-30; the stored copy is a later main-branch
@@ -47,8 +48,10 @@ TOKENIZER_SAMPLES = (
     "<|im_start|>user\nhi<|im_end|>", "SELECT * FROM t WHERE x > 3;",
 )
 SPECIAL_TOKENS = ("bos_token", "eos_token", "pad_token", "unk_token")
-EAGLE_TYPES = ("Eagle", "Eagle3")
-DRAFT_TARGET_TYPES = ("DraftTarget", "Draft_Target")
+# The methods registry's spellings (every track), plus the ones Triton's 1.2.1 guide writes (Eagle3,
+# Draft_Target; see the versions page): the validator reports those, doctor still checks what they name.
+EAGLE_TYPES = (*_methods.spellings("eagle3"), "Eagle3")
+DRAFT_TARGET_TYPES = (*_methods.spellings("draft_target"), "Draft_Target")
 DEFAULT_CAPTURE_LAYERS = 3  # EAGLE-3 reads three target layers unless eagle3_layers_to_capture says otherwise
 
 

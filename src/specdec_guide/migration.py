@@ -32,7 +32,10 @@ from specdec_guide.validate.schema import Registry
 
 MAP_PATH = "snippets/migration/map.yaml"
 LEGACY_TRACK = "1.1.0"  # the Triton 25.12 container: the last pairing we pin that ships the engine workflow
-TRACKS = ("1.1.0", "1.2.1")
+#: The map's track columns: every track of the package's tracks.yaml (not SPECDEC_GUIDE_SCHEMA_DIR's:
+#: map.yaml is written for the pinned tracks), in its order.
+_TRACK_REGISTRY = Registry(Path(__file__).resolve().parent / "schemas")
+TRACKS = tuple(t.id for t in _TRACK_REGISTRY.tracks)
 TABLE_MARKER = "<!-- specdec-guide: migration-table -->"
 INPUTS_MARKER = "<!-- specdec-guide: migration-request-inputs -->"
 #: The legacy request models whose inputs a client sends (their config.pbtxt inputs are recorded in
@@ -211,7 +214,13 @@ def _flat(value, prefix: str = "") -> list[str]:
     return [f"{prefix[:-1]}: {json.dumps(value) if isinstance(value, list) else value}"]
 
 
-TAB_LABELS = {"1.1.0": "LLM API 1.1.0 (Triton 25.12)", "1.2.1": "LLM API 1.2.1 (Triton 26.04)"}
+def _tab_label(track) -> str:
+    """``LLM API 1.1.0 (Triton 25.12)``: the release and the Triton container tag it ships in."""
+    tag = track.container.rsplit(":", 1)[-1].split("-", 1)[0]
+    return f"LLM API {track.id} (Triton {tag})" if tag else f"LLM API {track.id}"
+
+
+TAB_LABELS = {t.id: _tab_label(t) for t in _TRACK_REGISTRY.tracks}
 
 
 def _indent(text: str, by: str = "    ") -> str:

@@ -49,12 +49,35 @@ class NotebookInfo:
     meta: dict  # the notebook's `specdec_guide` metadata block
 
 
+def track_meta(meta: dict, where: str = "notebook") -> dict:
+    """The block with ``container`` and ``trtllm_version`` filled in from the track it names.
+
+    A GPU notebook's header names only its ``track`` (an id or alias of ``schemas/tracks.yaml``);
+    the container and the TensorRT-LLM version are the registry's, never a second copy.
+    """
+    name = meta.get("track")
+    if not name:
+        return dict(meta)
+    from specdec_guide.validate.schema import Registry
+
+    registry = Registry(Path(__file__).resolve().parent / "schemas")
+    track = registry.find(str(name))
+    if track is None:
+        raise UserError(f"{where}:1:1: unknown track {name!r} in specdec_guide.track "
+                        f"(known: {', '.join(registry.names())})")
+    out = dict(meta)
+    out.setdefault("container", track.container)
+    out.setdefault("trtllm_version", track.trtllm_version)
+    return out
+
+
 def read_meta(source: Path) -> dict:
-    """The ``specdec_guide`` block of a notebook source's jupytext header ({} when absent)."""
+    """The ``specdec_guide`` block of a notebook source's jupytext header ({} when absent), with the
+    container and TensorRT-LLM version of its track (:func:`track_meta`)."""
     import jupytext
 
     meta = jupytext.read(source).metadata.get("specdec_guide")
-    return dict(meta) if isinstance(meta, dict) else {}
+    return track_meta(dict(meta), str(source)) if isinstance(meta, dict) else {}
 
 
 def list_notebooks(root: Path | None = None) -> list[NotebookInfo]:
@@ -72,7 +95,8 @@ def list_notebooks(root: Path | None = None) -> list[NotebookInfo]:
         if tier == "gpu":
             missing = [k for k in ("container", "trtllm_version") if not meta.get(k)]
             if missing:
-                raise UserError(f"{src}:1:1: a gpu notebook must declare specdec_guide.{', '.join(missing)}")
+                raise UserError(f"{src}:1:1: a gpu notebook must declare specdec_guide.track (a track of "
+                                f"tracks.yaml, which gives its {', '.join(missing)})")
         found.append(NotebookInfo(src, src.with_suffix(".ipynb"), tier, meta))
     return found
 

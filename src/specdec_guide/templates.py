@@ -16,25 +16,34 @@ from pathlib import Path
 
 from specdec_guide.diagnostics import UserError
 
-METHODS = ("baseline", "ngram", "draft_target", "eagle3", "mtp", "user_provided")
+from specdec_guide import methods as _methods
+
+# The methods and what each needs or refuses come from the methods registry (schemas/methods.yaml).
+_REGISTRY = _methods.load()
+METHODS = tuple(m.id for m in _REGISTRY)
 ENGINES = ("cpu", "trtllm")
 DEFAULT_NAME = "tensorrt_llm"
-TRACK = "1.1.0"
+TRACK = "1.1.0"  # the track the templates' model.yaml files are written for (their trtllm= comment)
 
-NEEDS_DRAFT_MODEL = {"draft_target", "eagle3"}
-NEEDS_DRAFTER = {"user_provided"}
-# The CPU engine imitates nothing it cannot honour: these need TensorRT-LLM's kernels and weights.
-CPU_REFUSES = {
+NEEDS_DRAFT_MODEL = {m.id for m in _REGISTRY if m.needs == "draft_model"}
+NEEDS_DRAFTER = {m.id for m in _REGISTRY if m.needs == "drafter"}
+# Why each refusal: the registry says which methods are refused (cpu_engine, trtllm_model), these say why.
+_CPU_WHY = {
     "eagle3": "EAGLE-3 runs trained draft heads on the target's hidden states inside TensorRT-LLM; "
     "the CPU engine does not emulate it (render with --engine trtllm in the Triton container)",
     "mtp": "MTP needs a checkpoint with multi-token-prediction layers (DeepSeek-V3/R1) run by TensorRT-LLM; "
     "the CPU engine does not emulate it (render with --engine trtllm in the Triton container)",
 }
-TRTLLM_REFUSES = {
+_TRTLLM_WHY = {
     "user_provided": "TensorRT-LLM takes a user-provided drafter only as a Python object "
     "(UserProvidedDecodingConfig(drafter=...)); its llmapi model.py builds LLM() from model.yaml, "
     "which cannot hold one: write your own model.py that constructs the LLM",
 }
+# The CPU engine imitates nothing it cannot honour: these need TensorRT-LLM's kernels and weights.
+CPU_REFUSES = {m.id: _CPU_WHY.get(m.id, "the CPU engine does not run it (render with --engine trtllm in the "
+                                  "Triton container)") for m in _REGISTRY if not m.cpu_engine}
+TRTLLM_REFUSES = {m.id: _TRTLLM_WHY.get(m.id, "the container's llmapi model.py cannot serve it from model.yaml")
+                  for m in _REGISTRY if not m.trtllm_model}
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _DRAFTER_RE = re.compile(r"^(?:[A-Za-z_][\w.]*|[^:]+\.py):[A-Za-z_]\w*$")
 _PKG = Path(__file__).resolve().parent
@@ -49,7 +58,7 @@ def templates_root() -> Path:
 
 
 def template_dir(method: str) -> Path:
-    return templates_root() / method / DEFAULT_NAME
+    return templates_root() / _methods.get(method).template / DEFAULT_NAME
 
 
 def _container_model_files() -> tuple[str, list[str]]:
@@ -230,7 +239,7 @@ def render(
     if draft_model and method not in NEEDS_DRAFT_MODEL:
         raise UserError(f"--draft-model is only used by {', '.join(sorted(NEEDS_DRAFT_MODEL))}, not {method}")
     if drafter and method not in NEEDS_DRAFTER:
-        raise UserError(f"--drafter is only used by user_provided, not {method}")
+        raise UserError(f"--drafter is only used by {', '.join(sorted(NEEDS_DRAFTER))}, not {method}")
     if method in NEEDS_DRAFTER and engine == "cpu" and not drafter:
         raise UserError("user_provided needs --drafter module:Class (a drafter class the CPU engine imports)")
     if drafter and not _DRAFTER_RE.match(drafter):

@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from specdec_guide.diagnostics import Diagnostic
+from specdec_guide import methods as _methods
 
 # Departures from the release the stand-in makes only when model.yaml asks for them
 # (triton_config.cpu_behaviour), to show what a later release or TensorRT-LLM's own runtime does.
@@ -66,8 +67,9 @@ def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
     return (None, None) if fact is None else (fact.value, fact.confidence)
 
 
-# decoding_type values the CPU engine runs; the snapshot decides which spellings are valid at all.
-RUNNABLE_DECODING_TYPES = ("NGram", "DraftTarget", "UserProvided")
+# decoding_type values the CPU engine runs: the methods registry's cpu_engine methods
+# (schemas/methods.yaml); the snapshot decides which spellings are valid at all.
+RUNNABLE_DECODING_TYPES = _methods.cpu_decoding_types()
 
 EAGLE_REFUSAL = "EAGLE-3 needs TensorRT-LLM on a GPU: the CPU reference engine cannot run it"
 # Methods that exist in TensorRT-LLM but need its kernels or weights: one line each, no stack.

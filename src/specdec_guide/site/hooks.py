@@ -174,7 +174,10 @@ def on_page_content(page_html, page, config, files):
     src = page.file.abs_src_path
     if not src or not src.endswith(".ipynb"):
         return code_break_points(page_html)
+    from specdec_guide.notebooks import track_meta
+
     meta = json.loads(Path(src).read_text(encoding="utf-8")).get("metadata", {}).get("specdec_guide", {})
+    meta = track_meta(meta, src)  # the header names its track; container and version come from tracks.yaml
     page_html = _EMPTY_MATHJAX.sub("", page_html)
     page_html = _MARKDOWN_CELL.sub(lambda m: m.group(1) + math_to_mathml(m.group(2)) + m.group(3), page_html)
     page_html = notebook_links(page_html, page, files)

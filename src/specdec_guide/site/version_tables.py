@@ -1,15 +1,24 @@
-"""The tables of the versions page, rendered from the LLM-API schema snapshots at build time.
+"""The tables and tabs of the versions page, rendered from the registries and snapshots at build time.
 
-``docs/speculative_decoding/versions.md`` carries the marker :data:`MARKER`; the site hook
-replaces it with :func:`markdown`, so the YAML spellings, draft-model key names and rule counts
-a reader sees are the ones ``specdec-guide validate`` checks against, never a hand-typed copy.
+``docs/speculative_decoding/versions.md`` carries three kinds of marker, each replaced by the site hook:
+
+* :data:`MARKER`: :func:`markdown`, so the YAML spellings, draft-model key names and rule counts a
+  reader sees are the ones ``specdec-guide validate`` checks against, never a hand-typed copy;
+* :data:`TRACKS_MARKER`: :func:`tracks_table`, one row per track of ``schemas/tracks.yaml``;
+* ``<!-- specdec-guide: track-tabs LANG FILE -->`` (:data:`TABS_RE`): :func:`track_tabs`, one tab per
+  track including ``snippets/llm_api/<track>/FILE``, so a new track gets its tab on every block.
 """
 
 from __future__ import annotations
 
+import re
+
 from specdec_guide.validate.schema import Registry, Track
 
 MARKER = "<!-- specdec-guide: llm-api-tables -->"
+TRACKS_MARKER = "<!-- specdec-guide: tracks-table -->"
+TABS_RE = re.compile(r"^<!-- specdec-guide: track-tabs ([\w-]+) ([\w.-]+) -->$", re.M)
+SNIPPETS = "snippets/llm_api"
 KIND_WORDS = {"requires": "required once the type is chosen", "backend": "backend support",
               "cuda_graph_batch_sizes": "cross-field", "exclusive": "cross-field", "when_nonneg": "cross-field",
               "requires_value": "cross-field", "not_less_than": "cross-field"}
@@ -125,6 +134,39 @@ def markdown(registry: Registry | None = None) -> str:
     return "\n".join(out)
 
 
-def expand(page_markdown: str, registry: Registry | None = None) -> str:
-    """The page with :data:`MARKER` replaced by the tables (unchanged when the marker is absent)."""
-    return page_markdown.replace(MARKER, markdown(registry)) if MARKER in page_markdown else page_markdown
+def tab_label(track: Track) -> str:
+    """A track's tab title: the same on every page, so mkdocs-material's linked tabs switch together."""
+    return f"TensorRT-LLM {track.id}"
+
+
+def tracks_table(registry: Registry | None = None) -> str:
+    """One row per pinned track: release, container (the ``latest`` alias's: and later tags), engine workflow."""
+    rows = []
+    for t in (registry or Registry()).tracks:
+        newest = "latest" in t.aliases
+        container = f"`{t.container}` (Triton {t.triton_version})" + (" and later tags" if newest else "")
+        rows.append([t.id + (" (newest stable)" if newest else ""), t.trtllm_version, container,
+                     "still shipped" if t.engine_backend else "not shipped"])
+    return _table(["Track", "TensorRT-LLM", "Triton container", "Engine workflow (`trtllm-build`)"], rows)
+
+
+def track_tabs(lang: str, name: str, root=None, registry: Registry | None = None) -> str:
+    """A tab per track that has ``snippets/llm_api/<track>/<name>``, each including that file."""
+    from pathlib import Path
+
+    root = Path(root) if root else Path(__file__).resolve().parents[3]
+    out = []
+    for t in (registry or Registry()).tracks:
+        rel = f"{SNIPPETS}/{t.id}/{name}"
+        if (root / rel).is_file():
+            out.append(f'=== "{tab_label(t)}"\n\n    ```{lang}\n    --8<-- "{rel}"\n    ```\n')
+    return "\n".join(out)
+
+
+def expand(page_markdown: str, registry: Registry | None = None, root=None) -> str:
+    """The page with every marker replaced (unchanged when it has none)."""
+    if MARKER in page_markdown:
+        page_markdown = page_markdown.replace(MARKER, markdown(registry))
+    if TRACKS_MARKER in page_markdown:
+        page_markdown = page_markdown.replace(TRACKS_MARKER, tracks_table(registry))
+    return TABS_RE.sub(lambda m: track_tabs(m.group(1), m.group(2), root, registry), page_markdown)

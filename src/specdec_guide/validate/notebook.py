@@ -281,7 +281,8 @@ class NotebookChecker:
         meta = nb.metadata.get("specdec_guide")
         meta = dict(meta) if isinstance(meta, dict) else {}
         # The notebook's pin (its metadata), else the file's own trtllm= directive, else the default track.
-        default = self.registry.resolve(track_name or meta.get("trtllm_version") or kinds.declared_track(py_text))
+        default = self.registry.resolve(track_name or meta.get("track") or meta.get("trtllm_version")
+                                        or kinds.declared_track(py_text))
         starts = _cell_starts(py_text, len(nb.cells))
         cells = [(i, starts[i - 1], c.source) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
         refs = self._llm_yaml_refs(cells, default)

@@ -70,6 +70,7 @@ class Track:
     container: str = ""
     trtllm_version: str = ""
     triton_version: str = ""
+    docs_pages: dict = field(default_factory=dict)  # {commit, built_from}: the release's gh-pages docs
     _parts: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -154,6 +155,7 @@ class Registry:
                     container=str(entry.get("container", "")),
                     trtllm_version=str(entry.get("trtllm_version", tid)),
                     triton_version=str(entry.get("triton_version", "")),
+                    docs_pages=dict(entry.get("docs_pages") or {}),
                 )
             )
         if not self.tracks:

@@ -1,0 +1,131 @@
+"""The methods registry: ``schemas/methods.yaml``, the one list of the methods this guide teaches.
+
+Everything that lists methods reads it from here: ``repo render --method`` (:mod:`.templates`), the
+CPU engine's runnable ``decoding_type`` list (:mod:`.engine.config`), ``doctor``, the versions page
+and the tests. The tracks have their own registry, ``schemas/tracks.yaml``
+(:class:`specdec_guide.validate.schema.Registry`). Only PyYAML is imported: the CLI loads this on
+every start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from specdec_guide.diagnostics import UserError
+
+METHODS_PATH = Path(__file__).resolve().parent / "schemas" / "methods.yaml"
+NEEDS = (None, "draft_model", "drafter")
+
+
+@dataclass(frozen=True)
+class Method:
+    id: str
+    label: str
+    decoding_type: str | None  # None: no speculation (the baseline)
+    template: str
+    snippet: str | None
+    cpu_engine: bool
+    trtllm_model: bool
+    needs: str | None
+    teaches: str
+    decoding_type_by_track: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def speculative(self) -> bool:
+        """It drafts (every method but the baseline)."""
+        return self.decoding_type is not None
+
+    @property
+    def gpu_only(self) -> bool:
+        """Nothing but TensorRT-LLM on a GPU runs it: the CPU engine refuses it."""
+        return not self.cpu_engine
+
+    def spelling(self, track_id: str) -> str | None:
+        """The ``decoding_type`` to write for this method on a track."""
+        return self.decoding_type_by_track.get(str(track_id), self.decoding_type)
+
+
+def _need(entry: dict, key: str, kind: type, where: str):
+    if key not in entry:
+        raise UserError(f"{where}: missing key '{key}'")
+    value = entry[key]
+    if value is not None and not isinstance(value, kind):
+        raise UserError(f"{where}: '{key}' must be {kind.__name__}, not {value!r}")
+    return value
+
+
+def load(path: Path | None = None) -> tuple[Method, ...]:
+    """Every method of ``methods.yaml`` in its order (a :class:`UserError` names a bad entry)."""
+    path = Path(path) if path else METHODS_PATH
+    st = path.stat() if path.is_file() else None
+    return _load(str(path.resolve()), (st.st_mtime_ns, st.st_size) if st else None)
+
+
+@lru_cache(maxsize=4)
+def _load(path_str: str, _stamp) -> tuple[Method, ...]:
+    path = Path(path_str)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"cannot read the methods registry {path}: {err}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise UserError(f"{at}: the methods registry is not valid YAML: {getattr(err, 'problem', err)}") from None
+    entries = data.get("methods") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise UserError(f"{path}: needs a non-empty list 'methods'")
+    out: list[Method] = []
+    for i, entry in enumerate(entries):
+        where = f"{path}: methods[{i}]"
+        if not isinstance(entry, dict):
+            raise UserError(f"{where}: must be a mapping")
+        mid = _need(entry, "id", str, where)
+        where = f"{path}: method {mid}"
+        needs = _need(entry, "needs", str, where)
+        if needs not in NEEDS:
+            raise UserError(f"{where}: 'needs' must be one of {', '.join(str(n) for n in NEEDS)}, not {needs!r}")
+        out.append(Method(
+            id=mid, label=_need(entry, "label", str, where), decoding_type=_need(entry, "decoding_type", str, where),
+            template=_need(entry, "template", str, where), snippet=_need(entry, "snippet", str, where),
+            cpu_engine=bool(_need(entry, "cpu_engine", bool, where)),
+            trtllm_model=bool(_need(entry, "trtllm_model", bool, where)), needs=needs,
+            teaches=_need(entry, "teaches", str, where),
+            decoding_type_by_track={str(k): str(v) for k, v in (entry.get("decoding_type_by_track") or {}).items()},
+        ))
+    ids = [m.id for m in out]
+    if len(set(ids)) != len(ids):
+        raise UserError(f"{path}: a method id appears twice: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return tuple(out)
+
+
+def ids() -> tuple[str, ...]:
+    return tuple(m.id for m in load())
+
+
+def get(method_id: str) -> Method:
+    for m in load():
+        if m.id == method_id:
+            return m
+    raise UserError(f"unknown method {method_id!r}; choose one of: {', '.join(ids())}")
+
+
+def cpu_decoding_types() -> tuple[str, ...]:
+    """The ``decoding_type`` spellings the CPU engine runs (all tracks; the snapshot judges validity)."""
+    out: list[str] = []
+    for m in load():
+        if m.cpu_engine:
+            for t in [m.decoding_type, *m.decoding_type_by_track.values()]:
+                if t and t not in out:
+                    out.append(t)
+    return tuple(out)
+
+
+def spellings(method_id: str) -> tuple[str, ...]:
+    """Every ``decoding_type`` spelling the registry gives a method, over all tracks."""
+    m = get(method_id)
+    return tuple(dict.fromkeys(t for t in [m.decoding_type, *m.decoding_type_by_track.values()] if t))
