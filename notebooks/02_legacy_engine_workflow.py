@@ -21,6 +21,9 @@
 # %% [markdown]
 # # The legacy engine workflow: TensorRT-LLM 1.1.0 on Triton 25.12
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # Before the LLM API, speculative decoding on Triton meant compiling a TensorRT **engine** with
 # the method baked in, then filling the `inflight_batcher_llm` model repository with
 # `fill_template.py`. TensorRT-LLM removed this engine backend from its main branch in 2026;

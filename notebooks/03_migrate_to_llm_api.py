@@ -21,6 +21,9 @@
 # %% [markdown]
 # # Migrate the engine workflow to the LLM API
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # The legacy notebook (02) built engines for Draft/Target and n-gram with the
 # Vicuna-7B / Vicuna-68M pair. This notebook does the same two methods with the LLM API of the same container
 # (TensorRT-LLM 1.1.0): no checkpoint conversion, no engine, no BLS. First in Python, then behind Triton's

@@ -36,9 +36,10 @@
 #
 # The check cells report where greedy output with NGram first parts from the baseline's (they
 # fail only inside the first 10 tokens, the length upstream's own tests compare), and measure
-# acceptance as output tokens per target iteration from the LLM's iteration statistics: the
-# per-request draft counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM PR #17082),
-# so they are printed, not relied on.
+# acceptance as output tokens per target iteration from the LLM's iteration statistics (they
+# count iterations, not `specDecodingStats`, which 1.1.0 keeps only for the two-model paths;
+# see "Reading the numbers"): the per-request draft counters read zero on 1.1.0 with
+# TorchSampler (TensorRT-LLM PR #17082), so they are printed, not relied on.
 #
 # > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
 # > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot
@@ -46,7 +47,8 @@
 # > named in its header.
 #
 # Run it inside `nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3` on one NVIDIA GPU, from
-# a clone of this repository with the package installed (`make test-gpu` does both). The model
+# a clone of this repository with the package installed (`make test-gpu` does both; by hand:
+# [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)). The model
 # is the container's default small model, TinyLlama-1.1B-Chat, downloaded from Hugging Face on
 # first use.
 

@@ -21,6 +21,9 @@
 # %% [markdown]
 # # Draft/Target on TensorRT-LLM and Triton
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # A small model drafts `max_draft_len` tokens, the target checks them in one forward pass.
 # Both models must use the same tokenizer: the draft's token ids are fed to the target as they
 # are, so a draft with another vocabulary is accepted almost never (TensorRT-LLM's
@@ -107,7 +110,7 @@ print(small_baseline.text)
 # In 1.1.0 the draft model's path is `speculative_model_dir` (later releases renamed it
 # `speculative_model`; 1.1.0 rejects that name), and it is a local directory. Acceptance is
 # measured as output tokens per target iteration from `llm.get_stats()`
-# (`enable_iter_perf_stats`): the per-request counters read zero on 1.1.0 with TorchSampler
+# (`enable_iter_perf_stats`; iterations are counted, not `specDecodingStats`): the per-request counters read zero on 1.1.0 with TorchSampler
 # (TensorRT-LLM PR #17082), so they are printed, not relied on. The output is compared by
 # reporting where it first parts from the baseline, without failing on it: upstream's own
 # Draft/Target test prints both texts and leaves its equality assertion commented out (its NGram

@@ -21,6 +21,9 @@
 # %% [markdown]
 # # EAGLE-3 on TensorRT-LLM and Triton
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # EAGLE-3 drafts with a small trained head that reads the target's own hidden states. It needs
 # a head trained for that exact target: here `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B` for
 # `meta-llama/Llama-3.1-8B-Instruct` (the checkpoints from the EAGLE-3 authors that
@@ -41,7 +44,12 @@
 #   it off; the examples set `disable_overlap_scheduler: true`).
 #
 # The 1.1.0 and 1.2.1 speculative-decoding pages list one-model EAGLE-3 for Llama 4 Maverick
-# and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B; this notebook
+# and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B. One-model on
+# Llama-3.1-8B is nonetheless what upstream's own accuracy tests run next to two-model
+# (TensorRT-LLM `tests/integration/defs/accuracy/test_llm_api_pytorch.py`,
+# `TestLlama3_1_8BInstruct::test_eagle3`, parametrised over `eagle3_one_model`, with this head;
+# read in versions of the file not tied to the v1.1.0 tag), so the one-model YAML, template and
+# Triton section below keep the release's default on this target. This notebook
 # runs both on the 8B model and reports, for each, where its greedy output first parts from the
 # baseline (failing only inside the first 10 tokens, what upstream's EAGLE-3 tests compare).
 #
@@ -84,8 +92,20 @@ TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 HEAD = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
 MAX_TOKENS = 64
 PROMPT = "Explain in three short sentences why the sky is blue.\n"
-TWO_GPUS = torch.cuda.device_count() >= 2
+# Section 4 runs Llama-3.3-70B in bf16 split over two GPUs: about 70.6 GB of weights per card, plus the
+# 70B head, the KV cache and activations. An 80 GB card (H100) would keep about 9 GB for all of that
+# ("Choosing a method", what fits on 80 GB cards), so the run needs two cards of 120 GB or more each
+# (H200: 141 GB); anything else skips it and says why.
+MIN_GB_PER_GPU_70B = 120
+GPU_GB = [torch.cuda.get_device_properties(i).total_memory / 1e9 for i in range(torch.cuda.device_count())]
+TWO_GPUS = len(GPU_GB) >= 2 and min(GPU_GB[:2]) >= MIN_GB_PER_GPU_70B
+if len(GPU_GB) < 2:
+    SKIP_70B = f"skipped: this machine has {len(GPU_GB)} GPU(s), the 70B bf16 run needs two"
+else:
+    SKIP_70B = (f"skipped: the first two GPUs have {GPU_GB[0]:.0f} GB and {GPU_GB[1]:.0f} GB; the 70B bf16 run "
+                f"needs {MIN_GB_PER_GPU_70B} GB or more on each (70.6 GB of weights per card at TP 2)")
 os.environ["TWO_GPUS"] = "1" if TWO_GPUS else "0"
+os.environ["SKIP_70B"] = SKIP_70B
 
 # TensorRT-LLM 1.1.0 downloads a hub id given as the target (`model`), but not as the EAGLE-3
 # head: speculative_model_dir must be a local directory there (hub download of drafts and heads
@@ -118,7 +138,8 @@ print(baseline.text)
 # Two-model, as the 1.1.0 docs list it for Llama 3.1 8B. In 1.1.0 the head's path is
 # `speculative_model_dir` (1.2.1 renames it `speculative_model`), a local directory. Both runs
 # keep iteration statistics (`enable_iter_perf_stats`): acceptance is measured as output tokens
-# per target iteration, since the per-request counters read zero on 1.1.0 with TorchSampler
+# per target iteration (iterations counted, not `specDecodingStats`, which 1.1.0 keeps only for
+# the two-model path), since the per-request counters read zero on 1.1.0 with TorchSampler
 # (TensorRT-LLM PR #17082).
 
 # %%
@@ -170,9 +191,11 @@ for name, out, stats, prefix in (("two-model", two_model, two_model_stats, 0),
 # specdec-guide: llm-api-yaml
 # EAGLE-3, TensorRT-LLM 1.1.0: on the PyTorch backend decoding_type Eagle
 # *is* EAGLE-3 (there is no Eagle3 key in this release). One-model mode is
-# the default. The head must be a local directory on 1.1.0 (a hub id is not
-# downloaded): huggingface-cli download yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
-#   --local-dir /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
+# the default; the 1.1.0 feature table lists only two-model for Llama 3.1 8B,
+# but upstream's accuracy tests run this head on it in both forms.
+# The head must be a local directory on 1.1.0 (a hub id is not downloaded);
+# fetch it with this one line:
+# python3 -c "from huggingface_hub import snapshot_download as d; d('yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', local_dir='/tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B')"
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
@@ -282,9 +305,11 @@ per_request_counters("EAGLE-3 behind Triton", triton["total_draft_tokens"], trit
 # ## 4. Two GPUs: Llama-3.3-70B-Instruct with `tensor_parallel_size: 2`
 #
 # Where tensor parallelism matters: the 70B target does not fit one GPU (about 141 GB of bf16
-# weights, so two GPUs with room for that plus the KV cache, e.g. two H200s). The head is
-# `yuhuili/EAGLE3-LLaMA3.3-Instruct-70B`; the 1.1.0 docs list Llama 3.3 70B under two-model
-# EAGLE-3. On fewer than two GPUs these cells say they were skipped. Behind Triton the same
+# weights, so two GPUs with room for that plus the KV cache, e.g. two H200s; two H100s would
+# keep about 9 GB per card besides the weights, too little, and FP8 or TP4 is the way there).
+# The head is `yuhuili/EAGLE3-LLaMA3.3-Instruct-70B`; the 1.1.0 docs list Llama 3.3 70B under
+# two-model EAGLE-3. With fewer than two GPUs, or two with less than 120 GB each, these cells
+# say they were skipped and why. Behind Triton the same
 # split is `tensor_parallel_size: 2` in `model.yaml` and `launch_triton_server.py --world_size 2`.
 
 # %%
@@ -332,10 +357,10 @@ def run_70b_on_two_gpus(prompt: str) -> None:
 if TWO_GPUS:
     run_70b_on_two_gpus(PROMPT)
 else:
-    print(f"skipped: this machine has {torch.cuda.device_count()} GPU(s), the 70B run needs two")
+    print(SKIP_70B)
 
 # %% language="bash"
-# if [ "$TWO_GPUS" != 1 ]; then echo "skipped: trtllm-serve --tp_size 2 needs two GPUs"; exit 0; fi
+# if [ "$TWO_GPUS" != 1 ]; then echo "$SKIP_70B"; exit 0; fi
 # nohup trtllm-serve meta-llama/Llama-3.3-70B-Instruct --backend pytorch --tp_size 2 \
 #   --host 127.0.0.1 --port 8000 --extra_llm_api_options eagle3_70b.yaml > serve70.log 2>&1 &
 # echo $! > serve70.pid

@@ -22,6 +22,9 @@
 # %% [markdown]
 # # MTP (multi-token prediction) on TensorRT-LLM and Triton
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # MTP drafts with extra prediction modules that the model was trained with and ships in its
 # checkpoint, so it needs no separate draft model and no extra download. It also means MTP
 # works only for models that have such modules: TensorRT-LLM 1.1.0's speculative-decoding page
@@ -82,8 +85,9 @@ PROMPT = "What is 17 times 23? Answer with the number only.\n"
 #
 # Baseline and MTP, each across the eight GPUs, with the same settings apart from speculation.
 # Loading a 671B checkpoint takes long. The MTP run keeps iteration statistics
-# (`enable_iter_perf_stats`): acceptance is measured as output tokens per target iteration,
-# because the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM
+# (`enable_iter_perf_stats`): acceptance is measured as output tokens per target iteration
+# (iterations counted: 1.1.0 keeps `specDecodingStats` only for two-model paths, and MTP is
+# one-model), because the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM
 # PR #17082; the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
 
 # %%

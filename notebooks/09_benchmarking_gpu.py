@@ -20,6 +20,9 @@
 # %% [markdown]
 # # Benchmarking speculation on a GPU
 #
+# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (or `make test-gpu`, which runs every GPU notebook).
+#
 # The recipe of [Benchmarking speculation with AIPerf](08_benchmarking.ipynb), on the
 # hardware it is meant for: the Triton 25.12 TensorRT-LLM container (TensorRT-LLM 1.1.0), one
 # NVIDIA GPU, Llama-3.1-8B-Instruct with NGram. Every method reads **the same prompts**, and

@@ -35,6 +35,8 @@ PAGE = ROOT / "docs" / "speculative_decoding" / "quickstart.md"
 TRACKS = {t["id"]: t for t in yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())["tracks"]}
 DOCKER_RUN = {"1.1.0": SNIPPETS / "docker_run.sh", "1.2.1": SNIPPETS / "docker_run_1.2.1.sh"}
 MODEL_YAML = {"1.1.0": SNIPPETS / "model_yaml.sh", "1.2.1": SNIPPETS / "model_yaml_1.2.1.sh"}
+MODEL_YAML_EAGLE3 = {"1.1.0": SNIPPETS / "model_yaml_eagle3.sh", "1.2.1": SNIPPETS / "model_yaml_eagle3_1.2.1.sh"}
+GPU_NOTEBOOKS = ROOT / "snippets" / "gpu_notebooks"
 CONTAINER_REPO = "/workspace/repo"
 
 
@@ -82,6 +84,86 @@ def test_model_yaml_tabs_differ_only_in_their_track(track):
     assert text == other  # the NGram keys are the same in both releases; the image is what changes
 
 
+@pytest.mark.parametrize("track", sorted(MODEL_YAML_EAGLE3))
+def test_eagle3_model_yaml_tabs_differ_only_in_their_track(track):
+    text = MODEL_YAML_EAGLE3[track].read_text()
+    assert f"# specdec-guide: trtllm={track}" in text
+    assert text == MODEL_YAML_EAGLE3["1.1.0"].read_text().replace("trtllm=1.1.0", f"trtllm={track}")
+
+
+def _download_dir() -> str:
+    m = re.search(r"snapshot_download\('([^']+)', local_dir='([^']+)'\)", (SNIPPETS / "download_eagle3.sh").read_text())
+    assert m, "download_eagle3.sh: no snapshot_download(repo, local_dir=...) call"
+    return m.group(1), m.group(2)
+
+
+def test_eagle3_model_yaml_reads_the_downloaded_head_and_matches_ngrams_serving_keys(tmp_path):
+    head, local = _download_dir()
+    assert head == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B" and local.startswith("/root/.cache/huggingface/")
+    eagle = yaml.safe_load(_model_yaml_body(MODEL_YAML_EAGLE3["1.1.0"]))
+    ngram = yaml.safe_load(_model_yaml_body(MODEL_YAML["1.1.0"]))
+    spec = eagle["speculative_config"]
+    # A local directory, the one the download step fills: 1.1.0 does not download a hub id as the head.
+    assert spec["decoding_type"] == "Eagle" and spec["speculative_model_dir"] == local, spec
+    assert spec["eagle3_one_model"] is True  # the release's default, written out (see Versions and keys)
+    for key in ("model", "backend", "tensor_parallel_size", "triton_config"):
+        assert eagle[key] == ngram[key], key  # same target and the same policy as the NGram tab
+    # The step itself: written where the llmapi model reads it, and valid YAML once written.
+    repo = tmp_path / "workspace/repo"
+    (repo / "tensorrt_llm/1").mkdir(parents=True)
+    _run(MODEL_YAML_EAGLE3["1.1.0"], {CONTAINER_REPO: str(repo)})
+    assert yaml.safe_load((repo / "tensorrt_llm/1/model.yaml").read_text()) == eagle
+
+
+def test_the_validator_passes_the_eagle3_tab_and_flags_a_hub_id_head_on_1_1_0(tmp_path):
+    from specdec_guide.cli import main
+
+    assert main(["validate", str(MODEL_YAML_EAGLE3["1.1.0"])]) == 0
+    planted = tmp_path / "model_yaml_eagle3.sh"
+    head, local = _download_dir()
+    planted.write_text(MODEL_YAML_EAGLE3["1.1.0"].read_text().replace(f"speculative_model_dir: {local}",
+                                                                     f"speculative_model_dir: {head}"))
+    assert main(["validate", str(planted)]) != 0
+
+
+def test_wait_ready_stops_when_no_tritonserver_is_left(tmp_path):
+    # No server on the port and a pgrep that finds nothing: the loop must end at once, saying where the log is.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "pgrep").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "pgrep").chmod(0o755)
+    done = subprocess.run(["bash", str(SNIPPETS / "wait_ready.sh")], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", TRITON_HTTP_PORT="9"))
+    assert "tritonserver is not running" in done.stderr and "log" in done.stderr, done
+    assert "is ready" not in done.stdout
+    text = (SNIPPETS / "wait_ready.sh").read_text()
+    assert re.search(r"for \w+ in \$\(seq \d+\)", text), "the wait must be bounded"
+
+
+def test_gpu_notebook_box_mounts_the_clone_installs_it_and_runs_a_notebook():
+    words = _words(GPU_NOTEBOOKS / "container_run.sh")
+    assert words[:2] == ["docker", "run"] and words[words.index("--gpus") + 1] == "all"
+    notebook_image = re.search(r"^#\s+container: (\S+)$", (ROOT / "notebooks/04_ngram.py").read_text(), re.M).group(1)
+    assert notebook_image in words, "not the image the notebooks name"
+    mounts = [words[i + 1] for i, w in enumerate(words) if w == "-v"]
+    assert "$PWD:/guide" in mounts and any(m.endswith(":/root/.cache/huggingface") for m in mounts), mounts
+    assert words[words.index("-w") + 1] == "/guide"
+    ports = [words[i + 1] for i, w in enumerate(words) if w == "-p"]
+    setup = _words(GPU_NOTEBOOKS / "container_setup.sh")
+    assert setup[:7] == ["python3", "-m", "pip", "install", "--no-deps", "-e", "/guide"]
+    makefile = (ROOT / "Makefile").read_text()
+    for pin in (w for w in setup if "==" in w and not w.startswith("jupyterlab")):
+        assert pin in makefile, f"{pin}: not the version make test-gpu installs"
+    run = _words(GPU_NOTEBOOKS / "run_notebook.sh")
+    assert "--nbmake" in run and (ROOT / run[-1]).is_file(), run
+    lab = _words(GPU_NOTEBOOKS / "jupyter_lab.sh")
+    port = next(w.split("=")[1] for w in lab if w.startswith("--port="))
+    assert f"{port}:{port}" in ports and "--ip=0.0.0.0" in lab
+    home = (ROOT / "docs/index.md").read_text()
+    for name in ("container_run.sh", "container_setup.sh", "run_notebook.sh", "jupyter_lab.sh"):
+        assert f'"snippets/gpu_notebooks/{name}"' in home, name
+
+
 def _model_yaml_body(path: Path) -> str:
     m = re.search(r"<<'YAML'\n(.*?)\nYAML\n", path.read_text(), re.S)
     assert m, f"{path}: no model.yaml heredoc"
@@ -96,7 +178,8 @@ def test_model_yaml_and_config_pbtxt_agree_on_decoupled():
 
 def test_the_page_shows_each_step_in_order():
     page = PAGE.read_text()
-    order = ["docker_run.sh", "copy_repo.sh", "model_yaml.sh", "decoupled.sh", "launch.sh", "wait_ready.sh",
+    order = ["docker_run.sh", "copy_repo.sh", "model_yaml.sh", "download_eagle3.sh", "model_yaml_eagle3.sh",
+             "decoupled.sh", "launch.sh", "wait_ready.sh",
              "generate.sh", "output/generate.out", "stop.sh"]
     at = [page.find(f'"snippets/quickstart/{name}"') for name in order]
     assert -1 not in at and at == sorted(at), dict(zip(order, at))

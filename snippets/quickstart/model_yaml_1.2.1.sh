@@ -14,7 +14,8 @@ speculative_config:
   max_matching_ngram_size: 2    # must be set (> 0): the default 0 matches nothing
   is_public_pool: true          # one pool for all requests; false when tenants must not see each other
 
-# Upstream's NGram examples run with the overlap scheduler off.
+# Upstream's NGram examples run with the overlap scheduler off. That scheduler prepares the next
+# step on the CPU while the GPU runs the current one; NGram, a two-model method, does not support it.
 disable_overlap_scheduler: true
 
 # Read by the llmapi model.py, not by LLM(). The launcher turns Triton's auto-complete off, so

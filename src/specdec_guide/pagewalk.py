@@ -61,6 +61,9 @@ NOT_WALKED = {
     "(`docker run`, launch_triton_server.py): tests/test_quickstart.py checks them against the tracks and "
     "snapshots, and runs the steps on files and the request on the CPU stand-in with the launcher's "
     "--disable-auto-complete-config",
+    "index.md": "its one block of commands, 'Run a GPU notebook in the container', is `docker run` with a "
+    "GPU and the container's Python: tests/test_quickstart.py reads it (image, mounts, port, the install "
+    "line, the notebook it runs)",
     "speculative_decoding/troubleshooting.md": "its entries are separate reproductions, not steps in one "
     "order: tests/test_troubleshooting.py runs each against the validator or a CPU Triton it starts, and "
     "compares what it prints with the output the page shows",

@@ -1,0 +1,10 @@
+# On the GPU host, in the root of your clone of this guide. Starts the container named in the
+# notebook's header (25.12: TensorRT-LLM 1.1.0) with the clone mounted at /guide, the Hugging Face
+# cache mounted (weights are downloaded once), HF_TOKEN passed for gated models, and Jupyter's port.
+docker run --rm -it --name specdec-notebooks \
+  --gpus all --shm-size=2g --ulimit memlock=-1 --ulimit stack=67108864 \
+  -p 8888:8888 \
+  -v "$PWD:/guide" \
+  -v "$HOME/.cache/huggingface:/root/.cache/huggingface" \
+  -e HF_TOKEN -w /guide \
+  nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3 bash

@@ -1,0 +1,27 @@
+# specdec-guide: trtllm=1.1.0
+# Replace the shipped model.yaml: every key except triton_config is passed to TensorRT-LLM's LLM(...).
+cat > /workspace/repo/tensorrt_llm/1/model.yaml <<'YAML'
+# A Hugging Face model name (downloaded into the mounted cache; gated: needs HF_TOKEN) or a local
+# checkpoint directory.
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+
+# EAGLE-3: a small head trained for this target drafts from the target's hidden states.
+# On the PyTorch backend decoding_type Eagle is EAGLE-3.
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3              # tokens proposed per step
+  # The head downloaded in the step above: a local directory, which 1.1.0 requires.
+  speculative_model_dir: /root/.cache/huggingface/heads/EAGLE3-LLaMA3.1-Instruct-8B
+  # The one-model form (the default, written out): head and target run in one engine. The release's
+  # feature table lists only the two-model form for Llama 3.1 8B; upstream's own accuracy tests run
+  # both (see "Versions and keys"). false selects two-model, which needs the overlap scheduler off.
+  eagle3_one_model: true
+
+# Read by the llmapi model.py, not by LLM(). The launcher turns Triton's auto-complete off, so
+# Triton does not see these: config.pbtxt must say the same (next step).
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+YAML
