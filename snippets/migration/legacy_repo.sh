@@ -4,7 +4,8 @@
 # --speculative_decoding_mode draft_tokens_external; the legacy notebook shows both builds), and six
 # Triton models: preprocessing, postprocessing, ensemble, the target tensorrt_llm, the draft
 # tensorrt_llm_draft, and tensorrt_llm_bls, which runs the draft/verify loop. Clients call
-# tensorrt_llm_bls (or ensemble, without drafts).
+# tensorrt_llm_bls (or ensemble, without drafts). The checkpoint in /workspace/hf is the download
+# step's; /workspace is the host folder the container mounts.
 REPO=/workspace/legacy_repo ENGINES=/workspace/engines HF_TARGET=/workspace/hf/Llama-3.1-8B-Instruct
 STAGE=/workspace/draft_stage
 # Start from scratch, so that a second run does not copy the templates (and the draft) into the
