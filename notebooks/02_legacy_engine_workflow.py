@@ -52,10 +52,6 @@
 # - **[dtm]**, **[ngram]** TensorRT-LLM `examples/draft_target_model/README.md` (commit 11925f6) and
 #   `examples/ngram/README.md` (commit 2612fb4). **Not tied to 1.1.0**: these two READMEs could not be read at
 #   the release commit. The cells that rely on them are marked, and the GPU run is what confirms them.
-#
-# > **Nothing on this page has been run on a GPU yet** unless the banner above says otherwise. Every code
-# > cell is checked on each commit against the recorded TensorRT-LLM 1.1.0 facts: commands and flags,
-# > `fill_template.py` keys and Python names.
 
 # %% [markdown]
 # ## 0. Where things are in the container

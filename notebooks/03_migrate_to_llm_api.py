@@ -108,7 +108,8 @@ for i, (ref, out) in enumerate(zip(baseline, ngram)):
 # %% [markdown]
 # ## Behind Triton: the `llmapi` model
 #
-# The five `fill_template.py` calls of the legacy repository become one `model.yaml` ([llmapi]): every key except
+# The six `fill_template.py` calls of notebook 02's Draft/Target repository (one per model, the draft's copy
+# included) become one `model.yaml` ([llmapi]): every key except
 # `triton_config` goes to `LLM(...)` (the llmapi `model.py` as recorded in the 1.1.0 snapshot, `triton.yaml`,
 # read at a commit not tied to 1.1.0). The repository is the container's `/app/all_models/llmapi` with our
 # `model.yaml` in place of the shipped one.

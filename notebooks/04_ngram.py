@@ -38,13 +38,8 @@
 # fail only inside the first 10 tokens, the length upstream's own tests compare), and measure
 # acceptance as output tokens per target iteration from the LLM's iteration statistics (they
 # count iterations, not `specDecodingStats`, which 1.1.0 keeps only for the two-model paths;
-# see "Reading the numbers"): the per-request draft counters read zero on 1.1.0 with
-# TorchSampler (TensorRT-LLM PR #17082), so they are printed, not relied on.
-#
-# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
-# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot
-# > (LLM API keywords, YAML keys, CLI flags); `make test-gpu` runs it inside the container
-# > named in its header.
+# see "Reading the numbers"): the per-request draft counters read zero on 1.1.0
+# ([why](../triton_cpu.md#4-requests)), so they are printed, not relied on.
 #
 # Run it inside `nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3` on one NVIDIA GPU, from
 # a clone of this repository with the package installed (`make test-gpu` does both; by hand:

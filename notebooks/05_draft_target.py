@@ -44,10 +44,7 @@
 # 4. Triton's `llmapi` model repository, curl, streaming and tritonclient.
 # 5. What changes on TensorRT-LLM 1.2.1.
 #
-# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
-# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
-# > `make test-gpu` runs it inside the container named in its header (one GPU with room for
-# > an 8B and a 1B model in bf16, about 19 GB of weights).
+# This notebook needs one GPU with room for an 8B and a 1B model in bf16, about 19 GB of weights.
 
 # %%
 import os
@@ -110,8 +107,8 @@ print(small_baseline.text)
 # In 1.1.0 the draft model's path is `speculative_model_dir` (later releases renamed it
 # `speculative_model`; 1.1.0 rejects that name), and it is a local directory. Acceptance is
 # measured as output tokens per target iteration from `llm.get_stats()`
-# (`enable_iter_perf_stats`; iterations are counted, not `specDecodingStats`): the per-request counters read zero on 1.1.0 with TorchSampler
-# (TensorRT-LLM PR #17082), so they are printed, not relied on. The output is compared by
+# (`enable_iter_perf_stats`; iterations are counted, not `specDecodingStats`): the per-request counters read zero on 1.1.0
+# ([why](../triton_cpu.md#4-requests)), so they are printed, not relied on. The output is compared by
 # reporting where it first parts from the baseline, without failing on it: upstream's own
 # Draft/Target test prints both texts and leaves its equality assertion commented out (its NGram
 # and EAGLE-3 tests do assert 10-32 identical tokens).

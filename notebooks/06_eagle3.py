@@ -53,16 +53,10 @@
 # runs both on the 8B model and reports, for each, where its greedy output first parts from the
 # baseline (failing only inside the first 10 tokens, what upstream's EAGLE-3 tests compare).
 #
-# **When two-model goes away.** Both 1.1.0 and 1.2.1 ship it without a warning (their
-# `EagleDecodingConfig` has `eagle3_one_model` and no deprecation). On TensorRT-LLM's main
-# branch a deprecation warning was added by PR #11761 (merged 2026-02-26, after the 1.2
-# release branch was cut), and the API reference of 1.3.0rc27, 1.4.0rc1 and 1.4.0rc4 has an
-# `Eagle3DecodingConfig` without `eagle3_one_model`. No final release after 1.2.1 exists yet,
-# so no stable release has dropped two-model EAGLE-3; the first one to do so will be the first
-# final release from that line (1.3.0 was never published as final). Since then main has gone
-# further: PR #17366 (2026-08) sends two-model requests down the one-model path, and PR #18721
-# (2026-09) removes the two-model path, so there an explicit `eagle3_one_model=False` raises a
-# `ValueError`. The two-model cells below are for 1.1.0 and 1.2.1 only.
+# **When two-model goes away.** Both 1.1.0 and 1.2.1 ship it without a warning; TensorRT-LLM's
+# main branch has since deprecated it and then removed it, so no stable release has dropped
+# two-model EAGLE-3 yet ([what the next line changes](../versions.md#what-the-next-line-changes)
+# tells the history). The two-model cells below are for 1.1.0 and 1.2.1 only.
 #
 # > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
 # > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;

@@ -49,9 +49,7 @@
 # layer, the one-model "EAGLE-style MTP" mode (`MTPDecodingConfig.spec_dec_mode` in 1.1.0's
 # `llm_args.py`; the speculative-decoding page lists it for DeepSeek V3/R1).
 #
-# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
-# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
-# > `make test-gpu` runs it inside the container named in its header, on eight GPUs.
+# This notebook needs eight GPUs.
 
 # %%
 import os
@@ -87,8 +85,8 @@ PROMPT = "What is 17 times 23? Answer with the number only.\n"
 # Loading a 671B checkpoint takes long. The MTP run keeps iteration statistics
 # (`enable_iter_perf_stats`): acceptance is measured as output tokens per target iteration
 # (iterations counted: 1.1.0 keeps `specDecodingStats` only for two-model paths, and MTP is
-# one-model), because the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM
-# PR #17082; the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
+# one-model), because the per-request counters read zero on 1.1.0 ([why](../triton_cpu.md#4-requests);
+# the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
 
 # %%
 from tensorrt_llm import LLM, SamplingParams

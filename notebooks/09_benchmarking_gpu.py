@@ -33,9 +33,9 @@
 # 2. AIPerf against `trtllm-serve`, baseline and NGram (its OpenAI completions route);
 # 3. `trtllm-bench throughput`, baseline and NGram: the offline ceiling, no HTTP in the way.
 #
-# **This notebook has not been run on a GPU yet**: it carries no outputs, and this guide
-# quotes no GPU figure from it. Run it inside the container (`make test-gpu` runs the GPU tier)
-# from a checkout of this guide; the model is gated on Hugging Face (`HF_TOKEN`).
+# This guide quotes no GPU figure from this notebook (the banner above says whether it has
+# run). Run it inside the container (`make test-gpu` runs the GPU tier) from a checkout of
+# this guide; the model is gated on Hugging Face (`HF_TOKEN`).
 
 # %%
 import json
@@ -233,8 +233,8 @@ for method in ("baseline", "ngram"):
 #
 # The same readers as on CPU: `results.summary` per concurrency level, and the acceptance
 # counters of the Triton runs (`sampling_param_return_perf_metrics`) per prompt set. On 1.1.0
-# with TorchSampler those per-request counters read zero even when drafting ran (TensorRT-LLM
-# PR #17082): then the cell says so instead of printing an acceptance rate of 0, and the
+# those per-request counters read zero even when drafting ran
+# ([why](../triton_cpu.md#4-requests)): then the cell says so instead of printing an acceptance rate of 0, and the
 # comparison that counts is NGram's tokens/s against the baseline's (the NGram notebook
 # measures acceptance as tokens per target iteration). Where NGram's total tokens/s falls to
 # the baseline's as concurrency grows is the point where speculation stops paying on this GPU.

@@ -238,7 +238,8 @@ def _generate_len(server, prompt: str, n: int) -> str:
 # -- predicting the speed-up (the page's worked examples) --------------------------------------
 @pytest.mark.parametrize("args, expected", [
     (("3.36", "4", "0"), ("per-token acceptance a = 0.800", "drafts 4: 0.590", "predicted speed-up: 3.36x")),
-    (("2.0", "4", "0.05"), ("predicted speed-up: 1.67x",)),
+    (("2.0", "4", "0.24"), ("predicted speed-up: 1.02x",)),
+    (("3.0", "4", "0.24"), ("predicted speed-up: 1.53x",)),
 ])
 def test_predict_speedup_snippet(args, expected):
     import subprocess
@@ -249,6 +250,28 @@ def test_predict_speedup_snippet(args, expected):
     assert done.returncode == 0, done.stderr
     for line in expected:
         assert line in done.stdout, done.stdout
+
+
+def test_the_pages_draft_cost_is_the_stored_runs_and_its_examples_are_the_scripts():
+    """Reading the numbers types the draft's cost (and the two times it comes from) of the stored H200
+    run, and each `predict_speedup.py` example it quotes prints what the page says."""
+    import re
+    import subprocess
+    import sys
+
+    run = json.loads((ROOT / "benchmarks/results/verify_cost.json").read_text())
+    target = next(r["ms"] for r in run["target"] if r["batch"] == 1 and r["q"] == 1)
+    draft = next(r["ms"] for r in run["draft"] if r["batch"] == 1)
+    page = (ROOT / "docs/speculative_decoding/reading_the_numbers.md").read_text()
+    cost = f"{draft / target:.2f}"
+    assert f"took {cost} of a Llama-3.1-8B-shaped pass at batch 1" in page
+    assert f"({draft:.2f} ms against {target:.2f} ms" in page
+    examples = re.findall(r"`python3 predict_speedup.py ([\d.]+) (\d+) ([\d.]+)` gives ([\d.]+x)", page)
+    assert len(examples) >= 2 and any(c == cost for _, _, c, _ in examples), examples
+    for length, k, c, said in examples:
+        done = subprocess.run([sys.executable, str(SNIPPETS / "predict_speedup.py"), length, k, c],
+                              capture_output=True, text=True, timeout=60)
+        assert f"predicted speed-up: {said}" in done.stdout, (length, k, c, done.stdout)
 
 
 def test_per_token_acceptance_inverts_the_tokens_per_step_formula():

@@ -127,6 +127,11 @@ def test_the_box_is_rendered_from_the_stored_run_and_the_page_types_no_figure(ve
     assert len(figures) > 10
     typed = sorted(f for f in figures if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", page))
     assert not typed, f"choosing_a_method.md types figures of the stored run instead of including them: {typed}"
+    # The box's title names the stored run's GPU, and its provenance sentence the script that made it.
+    title = re.search(r'!!! info "([^"]+)"\n    --8<-- "benchmarks/results/verify_cost.md"', page).group(1)
+    assert stored_verify_cost["machine"]["device"].split()[1] in title, title
+    made_by = re.search(r"`(\w+\.py)`", stored_verify_cost["produced_by"]).group(1)
+    assert f"the run was made by `{made_by}`" in page
 
 
 def test_the_boxs_ratios_and_verdict_follow_from_the_stored_times(verify_cost, stored_verify_cost):

@@ -132,8 +132,82 @@ def test_the_repositories_side_by_side_pass_the_validator():
     paths = [ROOT / "snippets/migration" / n for n in ("legacy_repo.sh", "llmapi_repo.sh")]
     report = validate_paths(paths, root=ROOT)
     assert not report.diagnostics, "\n".join(map(str, report.diagnostics))
-    # Each names what it replaces: the five legacy models and the one llmapi model.
+    # Each names what it replaces: the six legacy models and the one llmapi model.
     legacy, new = (p.read_text() for p in paths)
-    for model in ("preprocessing", "postprocessing", "tensorrt_llm_bls", "ensemble", "tensorrt_llm_draft"):
+    for model in LEGACY_MODELS:
         assert model in legacy
     assert "/app/all_models/llmapi/." in new and "speculative_model_dir" in new
+
+
+LEGACY_MODELS = ("preprocessing", "postprocessing", "ensemble", "tensorrt_llm", "tensorrt_llm_draft", "tensorrt_llm_bls")
+_NUMBERS = {4: "four", 5: "five", 6: "six", 7: "seven"}
+
+
+def _commands(name: str) -> list[list[str]]:
+    """The snippet's commands (comments dropped, continuations joined, && split), as words."""
+    import shlex
+
+    text = (ROOT / "snippets/migration" / name).read_text()
+    text = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#")).replace("\\\n", " ")
+    return [shlex.split(part) for ln in text.splitlines() if ln.strip() for part in ln.split("&&")]
+
+
+def test_the_legacy_script_fills_as_many_models_as_the_page_says():
+    """Every model of the legacy repository gets one fill_template.py call, and the page's tab and the
+    script's header count them right."""
+    import re
+
+    filled = [w[w.index("-i") + 1] for w in _commands("legacy_repo.sh") if "/app/tools/fill_template.py" in w]
+    assert len(filled) == len(LEGACY_MODELS)
+    page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
+    tab = re.search(r'=== "Before: engines, (\w+) models"', page).group(1)
+    assert tab == _NUMBERS[len(LEGACY_MODELS)]
+    assert f"{_NUMBERS[len(LEGACY_MODELS)]}\n# Triton models" in (ROOT / "snippets/migration/legacy_repo.sh").read_text()
+
+
+def test_the_legacy_script_can_run_twice():
+    """cp -R into an existing folder nests the copy inside it, and so does mv: the script removes both
+    folders it copies into before the first copy."""
+    cmds = _commands("legacy_repo.sh")
+    first_copy = next(i for i, w in enumerate(cmds) if w[:2] == ["cp", "-R"])
+    removed = {x for w in cmds[:first_copy] if w[:2] == ["rm", "-rf"] for x in w[2:]}
+    assert {"$REPO", "$STAGE"} <= removed, cmds[:first_copy]
+
+
+def test_the_checkpoints_the_scripts_read_are_downloaded_to_a_mounted_folder():
+    import re
+
+    got = {w[w.index("--local-dir") + 1]: w[2] for w in _commands("download.sh") if w[:2] == ["huggingface-cli", "download"]}
+    scripts = "".join((ROOT / "snippets/migration" / n).read_text() for n in ("legacy_repo.sh", "llmapi_repo.sh"))
+    read = set(re.findall(r"/workspace/hf/[\w.-]+", scripts))
+    assert read and read <= set(got), read - set(got)
+    assert all(repo.endswith("/" + path.rsplit("/", 1)[1]) for path, repo in got.items())  # hub id and folder agree
+    for words in (w for w in _commands("containers.sh") if w[:2] == ["docker", "run"]):
+        mounts = [words[i + 1] for i, w in enumerate(words) if w == "-v"]
+        assert any(m.split(":")[1] == "/workspace" for m in mounts), mounts  # --rm: only a mount outlives it
+
+
+def test_the_two_servers_run_in_two_containers_with_their_own_ports_and_gpus():
+    """The launcher refuses a second tritonserver without --force and listens on its default ports, so
+    side by side means one container each, the same image (the legacy track's), other host ports."""
+    import yaml
+    from specdec_guide.validate.schema import Registry
+
+    runs = [w for w in _commands("containers.sh") if w[:2] == ["docker", "run"]]
+    assert len(runs) == 2
+    launcher = Registry().resolve(migration.LEGACY_TRACK).triton["launch_triton_server"]
+    assert "--force" in launcher["flags"] and "unless --force" in launcher["behaviour"]
+    inside = {launcher["defaults"][k] for k in ("http_port", "grpc_port", "metrics_port")}
+    tracks = yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())["tracks"]
+    image = next(t["container"] for t in tracks if t["id"] == migration.LEGACY_TRACK)
+    host_ports, gpus = [], []
+    for words in runs:
+        assert image in words
+        ports = [words[i + 1].split(":") for i, w in enumerate(words) if w == "-p"]
+        assert {c for _, c in ports} == inside, ports  # each launcher keeps its defaults inside
+        host_ports += [h for h, _ in ports]
+        gpus.append(words[words.index("--gpus") + 1])
+    assert len(set(host_ports)) == len(host_ports) == 6, host_ports
+    assert len(set(gpus)) == 2 and all(g.startswith('"device=') for g in gpus), gpus
+    page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
+    assert '--8<-- "snippets/migration/containers.sh"' in page and "--force" in page

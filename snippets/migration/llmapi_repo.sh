@@ -1,6 +1,7 @@
 # specdec-guide: trtllm=1.1.0
 # AFTER: the same Draft/Target with the LLM API (Triton 25.12). No engines, no build: one Triton
-# model, tensorrt_llm, whose model.yaml names both checkpoints. Clients call tensorrt_llm.
+# model, tensorrt_llm, whose model.yaml names both checkpoints (the download step's, in the mounted
+# /workspace). Clients call tensorrt_llm.
 REPO=/workspace/repo
 mkdir -p "$REPO" && cp -R /app/all_models/llmapi/. "$REPO/"
 cat > "$REPO/tensorrt_llm/1/model.yaml" <<'YAML'

@@ -31,7 +31,9 @@ from specdec_guide.validate import llm_yaml, shell
 from specdec_guide.validate.schema import Registry
 
 MAP_PATH = "snippets/migration/map.yaml"
-LEGACY_TRACK = "1.1.0"  # the Triton 25.12 container: the last pairing we pin that ships the engine workflow
+# The legacy side is checked against the engine-workflow records of the Triton 25.12 container (1.1.0);
+# 1.2.1 still ships the engine backend, but its Triton templates were not read (unconfirmed).
+LEGACY_TRACK = "1.1.0"
 #: The map's track columns: every track of the package's tracks.yaml (not SPECDEC_GUIDE_SCHEMA_DIR's:
 #: map.yaml is written for the pinned tracks), in its order.
 _TRACK_REGISTRY = Registry(Path(__file__).resolve().parent / "schemas")
