@@ -57,10 +57,6 @@
 # main branch has since deprecated it and then removed it, so no stable release has dropped
 # two-model EAGLE-3 yet ([what the next line changes](../versions.md#what-the-next-line-changes)
 # tells the history). The two-model cells below are for 1.1.0 and 1.2.1 only.
-#
-# > **This notebook has not been run on a GPU.** It carries no outputs. Every code cell is
-# > checked statically on each commit against the TensorRT-LLM 1.1.0 schema snapshot;
-# > `make test-gpu` runs it inside the container named in its header.
 
 # %%
 import os
