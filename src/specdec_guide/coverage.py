@@ -38,7 +38,8 @@ from pathlib import Path
 from specdec_guide.diagnostics import Diagnostic
 # The registry and the Verifier live in validate/ (the page rule needs them); coverage reads them from there.
 from specdec_guide.validate.verified import (  # noqa: F401  (names this module has always offered)
-    CELLS_CHECKED, EXECUTED, GPU_ONLY, REGISTRY_PATH, Entry, Verifier, load_registry, node_id_problem,
+    CELLS_CHECKED, EXECUTED, GPU_ONLY, READ_BY_TEST, REGISTRY_PATH, Entry, Verifier, load_registry,
+    node_id_problem,
     notebook_tier, verifier,
 )
 
@@ -101,10 +102,11 @@ def _md_cell(text: str) -> str:
 def _md_method(method: str) -> str:
     """One verification method for the page: test ids shortened to their test names, one per line
     (full node ids do not wrap and would squeeze the table)."""
-    prefix = f"{EXECUTED} ("
-    if method.startswith(prefix) and method.endswith(")"):
-        tests = [t.strip().split("::")[-1] for t in method[len(prefix):-1].split(",")]
-        return f"{EXECUTED}: " + "<br>".join(f"`{_md_cell(t)}`" for t in tests)
+    for label in (EXECUTED, READ_BY_TEST):
+        prefix = f"{label} ("
+        if method.startswith(prefix) and method.endswith(")"):
+            tests = [t.strip().split("::")[-1] for t in method[len(prefix):-1].split(",")]
+            return f"{label}: " + "<br>".join(f"`{_md_cell(t)}`" for t in tests)
     return _md_cell(method)
 
 
