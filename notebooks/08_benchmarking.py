@@ -380,7 +380,7 @@ print("NGram / baseline, total output tokens/s (teaching mode):", ", ".join(f"c=
 # `text_input`, `max_tokens`, `exclude_input_in_output` and, when streaming, `stream`. The
 # llmapi model calls them `sampling_param_max_tokens`, `sampling_param_exclude_input_from_output`
 # and `streaming`. genai-perf itself cannot run here (its load generator `perf_analyzer` is a C++
-# program from the Triton SDK container; the `perf-analyzer` package on PyPI is an empty
+# program from the Triton SDK container; the Python package named `perf-analyzer` is an empty
 # placeholder), so here is what its request did when the NGram server of the first section (as
 # the pinned release, no teaching mode) received it over the generate route: **no error, and no
 # effect**. Keys that are not model inputs become request parameters, which the model never

@@ -1,7 +1,9 @@
 """The built site in a real browser, at a 1280-px-wide window: what a reader sees.
 
 - the basics notebook shows its plot and its formulas as math (not raw TeX);
-- no code block on any page hides text behind a horizontal scroll bar;
+- no code block on any page hides text behind a horizontal scroll bar, except shell, YAML and
+  printed-text blocks, which scroll by design: none of their lines wraps (a wrapped command or
+  table row reads as another line);
 - no table is wider than its column (Material puts a scroll bar under it: its last columns hide);
 - no table cell or printed table breaks a line inside a number;
 - no link on any page leads to a page or an anchor that does not exist. `mkdocs build --strict`
@@ -121,11 +123,34 @@ def test_formulas_render_as_math_not_raw_tex(site, browser):
         assert page.locator('script[src=""]').count() == 0
 
 
-# For every <pre>/<code> element: how much wider its content is than its box (a scroll bar's worth).
+# Blocks that keep their lines and scroll sideways (docs/assets/extra.css): shell, YAML, printed text.
+_NO_WRAP = ".language-bash, .language-yaml, .language-text"
+
+# For every other <pre>/<code> element: how much wider its content is than its box (a scroll bar's worth).
 _HIDDEN_CODE = """() => [...document.querySelectorAll('article pre, article pre > code')]
   .filter(e => e.offsetParent !== null || e.closest('.tabbed-block'))
+  .filter(e => !e.closest('%s'))
   .map(e => ({hidden: e.scrollWidth - e.clientWidth, text: e.innerText.split('\\n').slice(0, 2).join(' | ')}))
-  .filter(r => r.hidden > 1)"""
+  .filter(r => r.hidden > 1)""" % _NO_WRAP
+
+# For every shell/YAML/text code element: how much taller its text is laid out than with no wrapping
+# at all (white-space: pre, set for the measure and put back). Measured on a Range over the text, so
+# a scroll bar or padding does not count; more than a pixel means some line wrapped.
+_WRAPPED_LINES = """() => [...document.querySelectorAll('article :is(%s) pre > code')]
+  .filter(e => e.offsetParent !== null || e.closest('.tabbed-block'))
+  .map(code => {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    const shown = range.getBoundingClientRect().height;
+    const saved = code.style.whiteSpace;
+    code.style.whiteSpace = 'pre';
+    const unwrapped = range.getBoundingClientRect().height;
+    code.style.whiteSpace = saved;
+    return {extra: shown - unwrapped, text: code.innerText.split('\\n').slice(0, 2).join(' | ')};
+  })
+  .filter(r => r.extra > 1)""" % _NO_WRAP
+
+_NO_WRAP_COUNT = "() => document.querySelectorAll('article :is(%s) pre > code').length" % _NO_WRAP
 
 # Every number in a table cell or a printed text output that the browser laid out on two lines.
 _BROKEN_NUMBERS = """() => {
@@ -167,7 +192,9 @@ def visits(site, browser):
         with _page(browser, base + url) as page:
             # Tabbed blocks: show every tab's content so hidden tabs are measured too.
             page.add_style_tag(content=".tabbed-block { display: block !important; }")
-            seen[url] = {"code": page.evaluate(_HIDDEN_CODE), "numbers": page.evaluate(_BROKEN_NUMBERS),
+            seen[url] = {"code": page.evaluate(_HIDDEN_CODE), "wrapped": page.evaluate(_WRAPPED_LINES),
+                         "no_wrap_blocks": page.evaluate(_NO_WRAP_COUNT),
+                         "numbers": page.evaluate(_BROKEN_NUMBERS),
                          "tables": page.evaluate(_TABLES), "links": page.evaluate(_LINKS)}
     return seen
 
@@ -181,6 +208,31 @@ def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(si
         for number in seen["numbers"]:
             problems.append(f"/{url}: number broken across lines: {number}")
     assert not problems, "\n".join(problems)
+
+
+def _wrap_problems(url: str, rows: list[dict]) -> list[str]:
+    return [f"/{url}: a line of this block wraps ({r['extra']:.0f} px taller than unwrapped): {r['text'][:100]}"
+            for r in rows]
+
+
+def test_no_line_of_a_shell_yaml_or_text_block_wraps(visits):
+    # the selector finds the blocks (the site build marks each with its language: pygments_lang_class)
+    assert visits["speculative_decoding/estimate/"]["no_wrap_blocks"] >= 10
+    assert sum(seen["no_wrap_blocks"] for seen in visits.values()) >= 50
+    problems = [p for url, seen in visits.items() for p in _wrap_problems(url, seen["wrapped"])]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_wrapping_line_is_found(site, browser):
+    """The measure itself can fail: a shell block whose long line is let wrap (as before the fix)."""
+    base = site[0]
+    with _page(browser, base + "speculative_decoding/estimate/") as page:
+        assert page.evaluate(_WRAPPED_LINES) == [] and page.evaluate(_NO_WRAP_COUNT) >= 10
+        page.evaluate("""() => document.querySelector('article').insertAdjacentHTML('beforeend',
+          '<div class="language-bash highlight"><pre><span></span><code style="white-space: pre-wrap">'
+          + 'echo ' + 'word '.repeat(80) + '\\\\\\n  --next-argument</code></pre></div>')""")
+        found = _wrap_problems("speculative_decoding/estimate/", page.evaluate(_WRAPPED_LINES))
+    assert len(found) == 1 and "echo word" in found[0], found
 
 
 def _table_problems(url: str, rows: list[dict]) -> list[str]:

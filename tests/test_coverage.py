@@ -49,6 +49,14 @@ def test_plain_and_markdown_output():
     assert "| `snippets/plain_curl.sh` | **not verified** |" in md
 
 
+def test_markdown_cells_name_each_test_as_code_so_the_site_can_break_it():
+    """A node id in plain text does not wrap and widens the table (tests/test_browser.py); as code,
+    one per line, the site's hook gives it break points after each `_`."""
+    for label in (coverage.EXECUTED, coverage.READ_BY_TEST):
+        cell = coverage._md_method(f"{label} (tests/test_a.py::test_one_long_name, tests/test_b.py::test_two)")
+        assert cell == f"{label}: `test_one_long_name`<br>`test_two`", cell
+
+
 def test_markdown_page_for_the_site(monkeypatch):
     monkeypatch.setenv("SPECDEC_GUIDE_SCHEMA_DIR", str(FIX / "schemas"))
     page = coverage.markdown_page(FIX / "clean")

@@ -220,3 +220,104 @@ def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--drafter", f"{bad}:Broken"]) == 2
     err = capsys.readouterr().err
     assert "log.jsonl:1:1: the drafter failed on this request: ZeroDivisionError" in err and "Traceback" not in err
+
+
+# -- the cost model: the printed columns give the printed range; the verification cost ----------
+VERIFY_JSON = ROOT / "benchmarks" / "results" / "verify_cost.json"
+
+
+def _rows(out: str) -> dict[str, dict[str, str]]:
+    """The report's table as {record: {column: cell}} (the record name may hold spaces)."""
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("record "))
+    header = lines[at].split()
+    rows = {}
+    for line in lines[at + 1:]:
+        if line.startswith("logged by"):
+            break
+        cells = line.split()
+        name = " ".join(cells[: len(cells) - len(header) + 1])
+        rows[name] = dict(zip(header, [name, *cells[len(cells) - len(header) + 1:]]))
+    return rows
+
+
+def _measured(batch: int, q: int) -> float:
+    rows = {(r["batch"], r["q"]): r["ms"] for r in json.loads(VERIFY_JSON.read_text())["target"]}
+    return rows[(batch, q)] / rows[(batch, 1)]
+
+
+def _echo_log(tmp_path: Path) -> Path:
+    return _write(tmp_path / "log.jsonl", *({"prompt": p, "output": p[-12:] * 2} for p in PROMPTS))
+
+
+@pytest.mark.parametrize("extra, verify", [([], 1.0), (["--verify-cost", "1.5"], 1.5), (["--batch-size", "16"], None)])
+def test_the_printed_columns_reproduce_the_printed_speedup(tiny_models, tmp_path, capsys, extra, verify):
+    """What the page tells a reader to compute: the formula at tok_accept with k drafts every step,
+    and accept_len over the verification cost (draft cost 0), from the printed figures alone."""
+    target, _ = tiny_models
+    assert cli.main(["estimate", str(_echo_log(tmp_path)), "--tokenizer", str(target), "--max-draft-len", "4",
+                     *extra]) == 0
+    out = capsys.readouterr().out
+    v = verify if verify is not None else _measured(16, 5)
+    assert f"verification {v:.3f} (" in out
+    rows = _rows(out)
+    assert len(rows) == len(PROMPTS) + 1
+    checked = 0
+    for row in rows.values():
+        a, length = float(row["tok_accept"]), float(row["accept_len"])
+        low, high = (float(x) for x in row["speed-up"].rstrip("x").split("-"))
+        formula = (5.0 if a >= 1 else (1 - a ** 5) / (1 - a)) / v
+        assert low == pytest.approx(min(formula, length / v), abs=0.011), row
+        assert high == pytest.approx(max(formula, length / v), abs=0.011), row
+        checked += int(int(row["drafted"]) > 0)
+    assert checked > 0  # some request drafted: the formula end is not trivially 1
+
+
+def test_batch_size_looks_the_cost_up_and_says_which(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    log = _echo_log(tmp_path)
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--summary", "--batch-size", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"verification {_measured(1, 5):.3f} (at batch 1, 5 tokens checked; both measured)" in out
+    assert "H200" in out and "random-weight" in out and "not TensorRT-LLM" in out
+    # batch 8 and 4 tokens lie between measurements: interpolated, between its neighbours, and said so
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--json", "--batch-size", "8",
+                     "--max-draft-len", "3"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    lo, hi = sorted((_measured(4, 3), _measured(16, 5)))
+    assert lo < got["verify_cost"] < hi
+    assert got["verify_cost_source"] == ("at batch 8, 4 tokens checked; interpolated: batch between measured "
+                                         "4 and 16, tokens between measured 3 and 5")
+    # the sweep gives each draft length its own cost, and a higher cost lowers the range
+    assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--sweep", "--draft-lens", "1,4",
+                     "--ngram-sizes", "1", "--batch-size", "16"]) == 0
+    out = capsys.readouterr().out
+    assert " verify " in out and f"{_measured(16, 2):.3f}" in out and f"{_measured(16, 5):.3f}" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--batch-size", "256"], "--batch-size 256 is outside the measured 1-128; give --verify-cost instead"),
+    (["--batch-size", "4", "--max-draft-len", "9"], "max_draft_len + 1 = 10 is outside the measured 1-9"),
+    (["--batch-size", "4", "--verify-cost", "1.2"], "give --verify-cost or --batch-size, not both"),
+    (["--verify-table", "t.json"], "--verify-table is read only with --batch-size"),
+    (["--batch-size", "4", "--verify-table", "bad.json"], "bad.json:2:4: invalid JSON"),
+    (["--batch-size", "4", "--verify-table", "rows.json"], "rows.json:1:1: expected a 'target' list"),
+])
+def test_bad_verification_inputs_are_one_line(tiny_models, tmp_path, monkeypatch, capsys, args, message):
+    target, _ = tiny_models
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "log.jsonl", {"prompt": "a", "output": "b"})
+    (tmp_path / "bad.json").write_text('{"target": [\n  ]]\n')
+    (tmp_path / "rows.json").write_text('{"target": [{"batch": 1, "q": 2, "ms": 3.0}]}\n')
+    assert cli.main(["estimate", "log.jsonl", "--tokenizer", str(target), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "inf", "nan"])
+def test_a_bad_verify_cost_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["estimate", "log.jsonl", "--verify-cost", value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--verify-cost: expected a number > 0" in err and "Traceback" not in err

@@ -18,11 +18,14 @@ TensorRT-LLM run it:
 Counts go into :class:`speculation.SpecStats` (drafted, accepted, acceptance rate, acceptance
 length = tokens per target step). The predicted speed-up is the basics notebook's formula
 (:func:`speculation.expected_speedup`: Leviathan et al. 2023, tokens per step over ``k*c + 1``),
-given a draft cost ``c`` per draft token in target steps (0 for NGram). It is shown as a range
-from two readings of the replay: the formula at the measured per-token acceptance and
-``max_draft_len`` (every step drafts k tokens, accepted independently), and the replay's own
-tokens per step over ``1 + c * drafted tokens per step``. Both assume that verifying k + 1
-tokens costs one target step, true at small batch on a GPU; see the basics notebook.
+given a draft cost ``c`` per draft token in target steps (0 for NGram) and a verification cost
+``v``: what the target's pass that checks k + 1 tokens costs, in plain one-token steps at the
+same batch size (1 by default; ``--verify-cost`` gives it, ``--batch-size`` looks it up in a
+stored measurement, :class:`VerifyTable`). It is shown as a range from two readings of the
+replay: the formula at the measured per-token acceptance ``a`` (accepted / (accepted +
+rejected steps), printed as ``tok_accept``) with ``max_draft_len`` drafts on every step,
+``(1 - a^(k+1)) / (1 - a) / (k*c + v)``, and the replay's own tokens per step over
+``v + c * drafted tokens per step``.
 """
 
 from __future__ import annotations
@@ -78,13 +81,15 @@ class Estimate:
     max_draft_len: int
     draft_cost: float
     requests: list[RequestResult] = field(default_factory=list)
+    verify_cost: float = 1.0  # the pass checking max_draft_len + 1 tokens, in plain steps
 
     @property
     def total(self):
         return combine(r.stats for r in self.requests)
 
     def speedup(self, stats=None) -> tuple[float, float]:
-        return speedup_range(stats if stats is not None else self.total, self.max_draft_len, self.draft_cost)
+        return speedup_range(stats if stats is not None else self.total, self.max_draft_len, self.draft_cost,
+                             self.verify_cost)
 
 
 def combine(stats_iter):
@@ -101,16 +106,109 @@ def combine(stats_iter):
     return total
 
 
-def speedup_range(stats, max_draft_len: int, draft_cost: float) -> tuple[float, float]:
-    """(low, high) of the two speed-up readings described in the module docstring."""
-    from specdec_guide.speculation import expected_speedup
+def speedup_range(stats, max_draft_len: int, draft_cost: float, verify_cost: float = 1.0) -> tuple[float, float]:
+    """(low, high) of the two speed-up readings described in the module docstring.
+
+    ``verify_cost`` 1 and the formula reading are :func:`speculation.expected_speedup`; the
+    draft's own cost ``k * c`` is added to the verification's ``v``, both in plain target steps.
+    """
+    from specdec_guide.speculation import expected_tokens_per_step
 
     if not stats.target_steps:
-        return (1.0, 1.0)
-    formula = expected_speedup(stats.per_token_acceptance, max_draft_len, draft_cost)
+        return (1.0 / verify_cost, 1.0 / verify_cost)
+    formula = (expected_tokens_per_step(stats.per_token_acceptance, max_draft_len)
+               / (max_draft_len * draft_cost + verify_cost))
     drafted_per_step = stats.drafted_tokens / stats.target_steps
-    replayed = stats.mean_acceptance_length / (1.0 + draft_cost * drafted_per_step)
+    replayed = stats.mean_acceptance_length / (verify_cost + draft_cost * drafted_per_step)
     return (min(formula, replayed), max(formula, replayed))
+
+
+# -- the verification cost --------------------------------------------------------------------
+DEFAULT_VERIFY_TABLE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "verify_cost.json"
+
+
+@dataclass(frozen=True)
+class VerifyCost:
+    """What the pass checking k + 1 tokens costs, in plain steps, and where the figure comes from."""
+
+    factor: float
+    source: str  # how it was obtained
+    measured_on: str = ""  # the stored measurement's conditions, when it comes from one
+
+
+class VerifyTable:
+    """Verification cost per (batch size, tokens checked) from a run of ``benchmarks/verify_cost.py``.
+
+    The factor is the time of a target pass scoring ``q = k + 1`` tokens per sequence over that of
+    a one-token pass at the same batch size. A batch size or ``q`` between two measured ones is
+    interpolated linearly; outside the measured ones is refused (no extrapolation).
+    """
+
+    def __init__(self, path: Path):
+        from specdec_guide.diagnostics import read_utf8
+
+        self.path = path
+        try:
+            text = read_utf8(path)
+        except UserError:
+            raise
+        except OSError as err:
+            raise UserError(f"{path}: cannot read the verification-cost measurement: {err.strerror or err}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise UserError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
+        rows = data.get("target") if isinstance(data, dict) else None
+        ms: dict[int, dict[int, float]] = {}
+        for row in rows if isinstance(rows, list) else []:
+            try:
+                b, q, t = int(row["batch"]), int(row["q"]), float(row["ms"])
+            except (TypeError, KeyError, ValueError):
+                ms = {}
+                break
+            ms.setdefault(b, {})[q] = t
+        if not ms or any(1 not in by_q or by_q[1] <= 0 for by_q in ms.values()):
+            raise UserError(f"{path}:1:1: expected a 'target' list of {{batch, q, ms}} rows with a q = 1 row per "
+                            "batch, as benchmarks/verify_cost.py writes")
+        self.ratio = {b: {q: t / by_q[1] for q, t in by_q.items()} for b, by_q in ms.items()}
+        machine = data.get("machine", {}) if isinstance(data.get("machine"), dict) else {}
+        shape = (data.get("shapes", {}).get("target", {}) if isinstance(data.get("shapes"), dict) else {})
+        # The stored one by its place in the clone (the walked page prints no machine's own path).
+        name = "benchmarks/results/verify_cost.json" if path == DEFAULT_VERIFY_TABLE else str(path)
+        self.what = (f"{name}: {machine.get('device', 'unknown GPU')}, random-weight "
+                     f"{shape.get('name', 'Llama')}-shaped target, plain PyTorch with CUDA graphs, "
+                     f"{data.get('date', 'undated')}; not TensorRT-LLM")
+
+    @staticmethod
+    def _between(points: list[int], x: int, what: str, path: Path) -> tuple[int, int]:
+        if x < points[0] or x > points[-1]:
+            raise UserError(f"{path}: {what} {x} is outside the measured {points[0]}-{points[-1]}; give "
+                            "--verify-cost instead")
+        lo = max(p for p in points if p <= x)
+        hi = min(p for p in points if p >= x)
+        return lo, hi
+
+    def _at_batch(self, batch: int, q: int) -> float:
+        qs = sorted(self.ratio[batch])
+        lo, hi = self._between(qs, q, "max_draft_len + 1 =", self.path)
+        r = self.ratio[batch]
+        return r[lo] if lo == hi else r[lo] + (r[hi] - r[lo]) * (q - lo) / (hi - lo)
+
+    def cost(self, batch: int, max_draft_len: int) -> VerifyCost:
+        q = max_draft_len + 1
+        lo, hi = self._between(sorted(self.ratio), batch, "--batch-size", self.path)
+        between = []
+        if lo == hi:
+            factor = self._at_batch(lo, q)
+        else:
+            a, b = self._at_batch(lo, q), self._at_batch(hi, q)
+            factor = a + (b - a) * (batch - lo) / (hi - lo)
+            between.append(f"batch between measured {lo} and {hi}")
+        qs = sorted(self.ratio[lo])
+        if q not in qs:
+            between.append(f"tokens between measured {max(x for x in qs if x <= q)} and {min(x for x in qs if x >= q)}")
+        how = "interpolated: " + ", ".join(between) if between else "both measured"
+        return VerifyCost(factor, f"at batch {batch}, {q} tokens checked; {how}", self.what)
 
 
 # -- the replay -------------------------------------------------------------------------------
@@ -154,9 +252,10 @@ def replay_request(request, drafter, max_draft_len: int, request_id: int):
     return stats
 
 
-def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float = 0.0) -> Estimate:
+def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float = 0.0,
+           verify_cost: float = 1.0) -> Estimate:
     """Replay every request in log order with one drafter (its pool carries across requests)."""
-    est = Estimate(label, max_draft_len, draft_cost)
+    est = Estimate(label, max_draft_len, draft_cost, verify_cost=verify_cost)
     for request_id, request in enumerate(requests, 1):
         try:
             stats = replay_request(request, drafter, max_draft_len, request_id)
@@ -185,14 +284,17 @@ def user_drafter(spec: str, max_draft_len: int, eos_id: int | None):
         raise UserError(f"--drafter {spec}: {type(err).__name__}: {err}") from None
 
 
-def sweep(requests, base: NGramSettings, draft_lens, ngram_sizes, draft_cost: float) -> list[Estimate]:
+def sweep(requests, base: NGramSettings, draft_lens, ngram_sizes, draft_cost: float,
+          verify: Callable[[int], VerifyCost] | None = None) -> list[Estimate]:
+    """Every setting of the grid; ``verify(k)`` gives the verification cost of each draft length."""
     from dataclasses import replace
 
     out = []
     for n in ngram_sizes:
         for k in draft_lens:
             s = replace(base, max_draft_len=k, max_matching_ngram_size=n)
-            out.append(replay(requests, s.drafter(), k, s.label(), draft_cost))
+            out.append(replay(requests, s.drafter(), k, s.label(), draft_cost,
+                              verify(k).factor if verify else 1.0))
     return out
 
 
@@ -282,6 +384,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _verify(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0 (the pass that checks k + 1 tokens, in plain "
+                                         f"steps), got {text!r}")
+    return value
+
+
 def _cost(text: str) -> float:
     try:
         value = float(text)
@@ -295,8 +408,8 @@ def _cost(text: str) -> float:
 # -- output -----------------------------------------------------------------------------------
 def _row(name: str, stats, rng: tuple[float, float]) -> list[str]:
     return [name, str(stats.target_steps), str(stats.generated_tokens), str(stats.drafted_tokens),
-            str(stats.accepted_tokens), f"{stats.acceptance_rate:.3f}", f"{stats.mean_acceptance_length:.3f}",
-            f"{rng[0]:.2f}-{rng[1]:.2f}x"]
+            str(stats.accepted_tokens), f"{stats.acceptance_rate:.3f}", f"{stats.per_token_acceptance:.3f}",
+            f"{stats.mean_acceptance_length:.3f}", f"{rng[0]:.2f}-{rng[1]:.2f}x"]
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -305,7 +418,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([fmt(header), *(fmt(r) for r in rows)])
 
 
-HEADER = ["record", "steps", "tokens", "drafted", "accepted", "accept_rate", "accept_len", "speed-up"]
+# accept_rate: accepted / drafted (TensorRT-LLM's acceptance_rate); tok_accept: accepted / (accepted +
+# steps whose draft had a rejection), the per-token acceptance the formula end of the speed-up takes.
+HEADER = ["record", "steps", "tokens", "drafted", "accepted", "accept_rate", "tok_accept", "accept_len", "speed-up"]
 
 
 def report(est: Estimate, per_request: bool = True, compare: bool = True) -> str:
@@ -335,12 +450,16 @@ def _logged_line(est: Estimate) -> str:
     return f"\nlogged by the server: drafted {drafted}, accepted {accepted}; {verdict}"
 
 
-def sweep_report(estimates: list[Estimate]) -> str:
-    header = ["max_draft_len", "max_matching_ngram_size", *HEADER[1:]]
+def sweep_report(estimates: list[Estimate], show_verify: bool = False) -> str:
+    """One row per setting; ``k`` and ``n`` are max_draft_len and max_matching_ngram_size (short, so
+    that the table fits a page), ``verify`` each row's verification cost when it varies with k."""
+    header = ["k", "n", *HEADER[1:-1], *(["verify"] if show_verify else []), HEADER[-1]]
     rows = []
     for e in estimates:
         s = dict(kv.split("=") for kv in e.label.split(", "))
-        rows.append([s["max_draft_len"], s["max_matching_ngram_size"], *_row("", e.total, e.speedup())[1:]])
+        cells = _row("", e.total, e.speedup())[1:]
+        rows.append([s["max_draft_len"], s["max_matching_ngram_size"], *cells[:-1],
+                     *([f"{e.verify_cost:.3f}"] if show_verify else []), cells[-1]])
     return _table(header, rows)
 
 
@@ -351,7 +470,7 @@ def as_json(est: Estimate) -> dict:
                 "acceptance_rate": stats.acceptance_rate, "acceptance_length": stats.mean_acceptance_length,
                 "per_token_acceptance": stats.per_token_acceptance, "speedup_range": list(rng)}
 
-    return {"drafter": est.label, "draft_cost": est.draft_cost,
+    return {"drafter": est.label, "draft_cost": est.draft_cost, "verify_cost": est.verify_cost,
             "requests": [{"record": r.where, **one(r.stats, est.speedup(r.stats)),
                           **({"logged": {"drafted": r.logged[0], "accepted": r.logged[1]}} if r.logged else {})}
                          for r in est.requests],
@@ -405,6 +524,32 @@ def default_tokenizer() -> Path:
     return ensure_checkpoint()
 
 
+def verify_model(args: argparse.Namespace) -> Callable[[int], VerifyCost]:
+    """max_draft_len -> the verification cost the command was given (or the default 1)."""
+    if args.verify_cost is not None and args.batch_size is not None:
+        raise UserError("give --verify-cost or --batch-size, not both")
+    if args.verify_table is not None and args.batch_size is None:
+        raise UserError("--verify-table is read only with --batch-size")
+    if args.batch_size is not None:
+        table = VerifyTable(args.verify_table or DEFAULT_VERIFY_TABLE)
+        return lambda k: table.cost(args.batch_size, k)
+    if args.verify_cost is not None:
+        return lambda k: VerifyCost(args.verify_cost, "given by --verify-cost")
+    return lambda k: VerifyCost(1.0, "assumed: checking k + 1 tokens costs one plain step")
+
+
+def _costs_line(draft_cost: float, verification: str) -> str:
+    return f"costs in plain target steps: draft {draft_cost} per draft token, verification {verification}"
+
+
+def _verification(verify: VerifyCost) -> str:
+    return f"{verify.factor:.3f} ({verify.source})"
+
+
+def _measured_on(verify: VerifyCost) -> str:
+    return f"\nverification measured on {verify.measured_on}" if verify.measured_on else ""
+
+
 def run(args: argparse.Namespace) -> int:
     from specdec_guide.traffic_log import load_tokenizer, read_log
 
@@ -415,16 +560,25 @@ def run(args: argparse.Namespace) -> int:
     settings = replace(settings, **overrides)
     if args.drafter and args.sweep:
         raise UserError("--sweep tries NGram settings; it cannot be combined with --drafter")
+    verify = verify_model(args)
+    # Refuse a batch size or draft length outside the measurement before the (slow) replay.
+    for k in (args.draft_lens if args.sweep else (settings.max_draft_len,)):
+        verify(k)
     tokenizer = load_tokenizer(args.tokenizer or default_tokenizer())
     requests = read_log(args.log, tokenizer)
     out = sys.stdout
     if args.sweep:
-        estimates = sweep(requests, settings, args.draft_lens, args.ngram_sizes, args.draft_cost)
+        estimates = sweep(requests, settings, args.draft_lens, args.ngram_sizes, args.draft_cost, verify)
         top = best(estimates)
         print(f"{len(requests)} requests from {args.log}; NGram is_keep_all={settings.is_keep_all}, "
-              f"is_use_oldest={settings.is_use_oldest}, is_public_pool={settings.is_public_pool}; "
-              f"draft cost {args.draft_cost}", file=out)
-        print(sweep_report(estimates), file=out)
+              f"is_use_oldest={settings.is_use_oldest}, is_public_pool={settings.is_public_pool}", file=out)
+        varies = args.batch_size is not None
+        v = verify(args.draft_lens[0])
+        verification = (f"per row, column verify (at batch {args.batch_size}, k + 1 tokens checked)" if varies
+                        else _verification(v))
+        print(_costs_line(args.draft_cost, verification) + _measured_on(v), file=out)
+        print("k = max_draft_len, n = max_matching_ngram_size", file=out)
+        print(sweep_report(estimates, show_verify=varies), file=out)
         lo, hi = top.speedup()
         print(f"best: {top.label} (acceptance length {top.total.mean_acceptance_length:.3f}, "
               f"predicted speed-up {lo:.2f}-{hi:.2f}x)", file=out)
@@ -436,11 +590,14 @@ def run(args: argparse.Namespace) -> int:
         label = f"{args.drafter}, max_draft_len={settings.max_draft_len}"
     else:
         drafter, label = settings.drafter(), f"NGram {settings.label()}"
-    est = replay(requests, drafter, settings.max_draft_len, label, args.draft_cost)
+    v = verify(settings.max_draft_len)
+    est = replay(requests, drafter, settings.max_draft_len, label, args.draft_cost, v.factor)
     if args.json:
-        print(json.dumps(as_json(est), indent=2), file=out)
+        print(json.dumps({**as_json(est), "verify_cost_source": v.source,
+                          **({"verify_cost_measured_on": v.measured_on} if v.measured_on else {})}, indent=2), file=out)
     else:
-        print(f"{len(requests)} requests from {args.log}; {label}; draft cost {args.draft_cost}", file=out)
+        print(f"{len(requests)} requests from {args.log}; {label}", file=out)
+        print(_costs_line(args.draft_cost, _verification(v)) + _measured_on(v), file=out)
         # The server's counters describe its own drafter: compare only when replaying NGram.
         print(report(est, per_request=not args.summary, compare=not args.drafter), file=out)
     if args.plot:
@@ -456,7 +613,10 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "request and overall: target steps, tokens, drafted, accepted, acceptance rate, acceptance "
                     "length and a predicted speed-up range. Exact for greedy decoding: a draft token is "
                     "accepted iff it equals the logged next token. LOG is JSONL: {prompt|messages, output}, "
-                    "OpenAI {request, response} pairs, or Triton /generate {text_input, text_output}.",
+                    "OpenAI {request, response} pairs, or Triton /generate {text_input, text_output}. "
+                    "The speed-up divides tokens per step by the step's cost in plain decoding steps: the "
+                    "draft's (--draft-cost per draft token) plus the verification's (--verify-cost, or "
+                    "looked up for --batch-size in a stored measurement).",
     )
     p.add_argument("log", type=Path, metavar="LOG", help="JSONL file, one logged request per line")
     p.add_argument("--tokenizer", metavar="DIR",
@@ -475,6 +635,15 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="replay this drafter class instead of NGram (prepare_draft_tokens or propose)")
     p.add_argument("--draft-cost", type=_cost, default=0.0, metavar="C",
                    help="cost of one draft token in target steps, for the speed-up (default 0, right for NGram)")
+    p.add_argument("--verify-cost", type=_verify, metavar="V",
+                   help="cost of the target pass that checks max_draft_len + 1 tokens, in plain one-token steps "
+                        "at your batch size (default 1: verification as cheap as a plain step)")
+    p.add_argument("--batch-size", type=_positive, metavar="B",
+                   help="look the verification cost up at this batch size in the stored measurement "
+                        "(benchmarks/results/verify_cost.json: H200, random-weight Llama-3.1-8B-shaped target in "
+                        "plain PyTorch, not TensorRT-LLM), interpolating between measured batches and draft lengths")
+    p.add_argument("--verify-table", type=Path, metavar="JSON",
+                   help="with --batch-size: a run of benchmarks/verify_cost.py on your own GPU instead")
     p.add_argument("--sweep", action="store_true", help="try a grid of max_draft_len x max_matching_ngram_size")
     p.add_argument("--draft-lens", type=_int_list, default=DEFAULT_DRAFT_LENS, metavar="LIST",
                    help="--sweep values of max_draft_len (default 1,2,3,4,6,8)")

