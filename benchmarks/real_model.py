@@ -169,18 +169,8 @@ def run(max_tokens: int, repeats: int) -> dict:
         return chunk.token_ids, counts, wall, cpu
 
     def hf(text: str, ids: list[int], **kwargs) -> tuple[list[int], dict, float, float]:
-        passes = [0]  # forward calls of the target, prefill included, as our target_steps counts them
-        hook = model.register_forward_pre_hook(lambda *_: passes.__setitem__(0, passes[0] + 1))
-        inputs = torch.tensor([ids])
-        try:
-            wall, cpu = time.perf_counter(), time.process_time()
-            with torch.no_grad():
-                out = model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=max_tokens,
-                                     do_sample=False, pad_token_id=tokenizer.eos_token_id, **kwargs)
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        finally:
-            hook.remove()
-        return out[0, len(ids):].tolist(), {"passes": passes[0]}, wall, cpu
+        new, passes, wall, cpu = hf_generate(model, tokenizer, ids, max_tokens, **kwargs)
+        return new, {"passes": passes}, wall, cpu
 
     # Each runner takes (chat text, its token ids): our engines read the text, generate() the ids.
     runners = {m: functools.partial(ours, m) for m in METHODS}
@@ -263,6 +253,25 @@ def run(max_tokens: int, repeats: int) -> dict:
         "goal": goal(rows),
         "results": rows,
     }
+
+
+def hf_generate(model, tokenizer, ids: list[int], max_tokens: int, **kwargs) -> tuple[list[int], int, float, float]:
+    """Hugging Face greedy ``generate`` (``kwargs``: e.g. prompt lookup) -> (new token ids, target
+    forward calls with the prefill, as our target_steps counts them, wall s, CPU s)."""
+    import torch
+
+    passes = [0]
+    hook = model.register_forward_pre_hook(lambda *_: passes.__setitem__(0, passes[0] + 1))
+    inputs = torch.tensor([ids])
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        with torch.no_grad():
+            out = model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=max_tokens,
+                                 do_sample=False, pad_token_id=tokenizer.eos_token_id, **kwargs)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        hook.remove()
+    return out[0, len(ids):].tolist(), passes[0], wall, cpu
 
 
 def pass_costs(model, ids: list[int], repeats: int = 15) -> dict:

@@ -148,21 +148,10 @@ def run(max_tokens: int) -> dict:
         for name, kwargs in (("hf_greedy", {}),
                              ("hf_prompt_lookup", {"prompt_lookup_num_tokens": real_model.HF_PROMPT_LOOKUP_TOKENS})):
             for i, prompt in enumerate([tokenizer(warm)["input_ids"]] + ids):
-                passes = [0]
-                hook = model.register_forward_pre_hook(lambda *_: passes.__setitem__(0, passes[0] + 1))
-                inputs = torch.tensor([prompt])
-                try:
-                    wall, cpu = time.perf_counter(), time.process_time()
-                    with torch.no_grad():
-                        out = model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=max_tokens,
-                                             do_sample=False, pad_token_id=tokenizer.eos_token_id, **kwargs)
-                    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                finally:
-                    hook.remove()
+                new, passes, wall, cpu = real_model.hf_generate(model, tokenizer, prompt, max_tokens, **kwargs)
                 if i == 0:
                     continue  # the warm-up
-                new = out[0, len(prompt):].tolist()
-                rows[name]["passes"] += passes[0]
+                rows[name]["passes"] += passes
                 rows[name]["generated"] += len(new)
                 rows[name]["cpu_s"] += cpu
                 rows[name]["wall_s"] += wall

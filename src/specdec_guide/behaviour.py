@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, load_yaml_file
 
 CONFIDENCE = ("confirmed", "likely", "unconfirmed")
 
@@ -59,18 +57,11 @@ class Behaviour:
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"{path}: cannot read behaviour record: {err}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise UserError(f"{where}: behaviour record is not valid YAML: {getattr(err, 'problem', err)}") from None
+    data = load_yaml_file(path, "behaviour record")
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UserError(f"{path}: a behaviour record must be a mapping at the top")
+        raise UserError(f"{path}:1:1: a behaviour record must be a mapping at the top")
     return data
 
 

@@ -55,3 +55,16 @@ def yaml_position(err) -> tuple[int, int]:
     """1-based ``(line, col)`` of a PyYAML error (its problem mark, else its context mark, else 1:1)."""
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def load_yaml_file(path, what: str):
+    """A YAML file's data, or a UserError ``path:line:col: <what> is not valid YAML: ...``
+    (unreadable or not UTF-8: ``path:line:col`` as :func:`read_utf8` says)."""
+    import yaml
+
+    text = read_utf8(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        line, col = yaml_position(err)
+        raise UserError(f"{path}:{line}:{col}: {what} is not valid YAML: {getattr(err, 'problem', None) or err}") from None

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, load_yaml_file
 
 METHODS_PATH = Path(__file__).resolve().parent / "schemas" / "methods.yaml"
 NEEDS = (None, "draft_model", "drafter")
@@ -68,14 +66,7 @@ def load(path: Path | None = None) -> tuple[Method, ...]:
 @lru_cache(maxsize=4)
 def _load(path_str: str, _stamp) -> tuple[Method, ...]:
     path = Path(path_str)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"cannot read the methods registry {path}: {err}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise UserError(f"{at}: the methods registry is not valid YAML: {getattr(err, 'problem', err)}") from None
+    data = load_yaml_file(path, "the methods registry") or {}
     entries = data.get("methods") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{path}: needs a non-empty list 'methods'")
