@@ -148,7 +148,13 @@ def test_non_decoupled_answers_each_request_once(tmp_path, monkeypatch, ngram_ya
                    sampling_param_return_perf_metrics=True, return_finish_reason=True)
     zero = Request(text_input="abc", sampling_param_max_tokens=np.int32(0))
     stream = Request(text_input="abc", streaming=True)
-    ok, bad, refused = model.execute([good, zero, stream])
+    logprob = Request(text_input="abc abc abc", sampling_param_max_tokens=np.int32(4), return_cumulative_logprob=True,
+                      sampling_param_presence_penalty=np.float32(2.0))
+    ok, bad, refused, with_logprob = model.execute([good, zero, stream, logprob])
+    # llmapi_cumulative_logprob_value: the release never asks for log probs, so it sends str(None), as text.
+    assert with_logprob.error is None
+    assert with_logprob.outputs["cumulative_logprob"].dtype == np.object_
+    assert with_logprob.outputs["cumulative_logprob"][0] == b"None"
     assert ok.error is None and text(ok).startswith("abc abc abc")
     assert ok.outputs["finish_reason"][0] == b"length"
     # As the llmapi model sends them: text_output's dtype (strings), whatever config.pbtxt declares,

@@ -265,3 +265,39 @@ def test_after_an_accepted_first_token_the_next_pass_computes_every_row_at_once(
     assert second.eager and second.head_rows == len(second)
     fn.reset()
     assert not fn.rows(so_far + [0, 0], len(so_far) - 1).eager  # a new request starts lazy
+
+
+def reference_penalized_greedy(logits_fn, prompt, n, frequency, presence):
+    """Plain greedy decoding with the penalties applied by hand (prompt tokens counted)."""
+    tokens = list(prompt)
+    for _ in range(n):
+        row = logits_fn(tokens)[-1]
+        counts = torch.bincount(torch.tensor(tokens), minlength=row.shape[-1]).float()
+        tokens.append(int(torch.argmax(row - frequency * counts - presence * (counts > 0).float())))
+    return tokens[len(prompt):]
+
+
+def test_penalties_keep_greedy_speculation_exact_and_change_the_output():
+    logits_fn = bigram_logits(3)
+    prompt = [0, 1, 0, 1]
+    penal = S.SamplingConfig(frequency_penalty=1.5, presence_penalty=0.5)
+    plain = S.generate(logits_fn, prompt, 12).tokens
+    want = reference_penalized_greedy(logits_fn, prompt, 12, 1.5, 0.5)
+    assert S.generate(logits_fn, prompt, 12, sampling=penal).tokens == want
+    assert want != plain  # the penalty acts on this table
+    # Drafts that repeat what was just accepted: verification must count accepted drafts per position.
+    for proposal in ([0, 1, 0, 1], want[:4], [2, 2, 2]):
+        got = S.generate(logits_fn, prompt, 12, drafter=FixedDrafter(proposal), max_draft_len=4, sampling=penal)
+        assert got.tokens == want, proposal
+
+
+def test_verify_penalizes_each_position_with_the_counts_as_of_it():
+    rows = torch.zeros(3, VOCAB)
+    rows[:, 2] = 1.0  # token 2 is every position's favourite, token 4 the runner-up
+    rows[:, 4] = 0.6
+    counts = torch.zeros(VOCAB)
+    penal = S.SamplingConfig(presence_penalty=0.5)
+    # Row 0 keeps 2 (unseen); row 1 sees the accepted 2 and prefers 4: the second drafted 2 is rejected.
+    assert S.verify(rows, [2, 2], penal, counts=counts) == ([2, 4], 1)
+    assert counts.sum() == 0  # the caller's counts are left alone
+    assert S.verify(rows, [2, 2], S.SamplingConfig(), counts=counts) == ([2, 2, 2], 2)

@@ -229,6 +229,38 @@ def test_FACT_per_request_draft_counters_filled(server, track, sampler, kind):
     assert (drafted > 0) == bool(filled), (cite(track, "per_request_draft_counters_filled"), sampler, drafted)
 
 
+# The tiny target repeats its own output on this prompt ("Z=#1" twice in 12 tokens): a penalty that
+# acts changes the greedy text.
+PENALTIES = {"sampling_param_frequency_penalty": 1.0, "sampling_param_presence_penalty": 0.5}
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("sampler, kind", [("TorchSampler", "ngram"), ("TRTLLMSampler", "trtllmsampler")])
+def test_FACT_penalties_applied_by_sampler(server, track, sampler, kind):
+    """Accepted everywhere (llmapi_penalties_honoured); they change the output where the sampler applies them."""
+    url = f"{server.http_url}/v2/models/{_name(track, kind)}/generate"
+    body = {"text_input": DRAFTING_PROMPTS[0], "sampling_param_max_tokens": 12}
+    plain, penal = _post(url, body), _post(url, {**body, **PENALTIES})
+    assert plain[0] == 200 and (penal[0] == 200) == value(track, "llmapi_penalties_honoured"), (
+        cite(track, "llmapi_penalties_honoured"), penal)
+    applied = value(track, "penalties_applied_by_sampler")
+    applied = applied.get(sampler) if isinstance(applied, dict) else applied
+    changed = json.loads(plain[1])["text_output"] != json.loads(penal[1])["text_output"]
+    assert changed == bool(applied), (cite(track, "penalties_applied_by_sampler"), sampler, plain, penal)
+    assert f"penalties: {'applied' if applied else 'accepted and ignored'}, as {sampler} does on {track}" in server.log()
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_cumulative_logprob_value(server, track):
+    url = f"{server.http_url}/v2/models/{_name(track, 'sync')}/generate"
+    status, text = _post(url, {"text_input": PROMPT, "sampling_param_max_tokens": 4, "return_cumulative_logprob": True})
+    assert status == 200, text
+    assert json.loads(text)["cumulative_logprob"] == value(track, "llmapi_cumulative_logprob_value"), (
+        cite(track, "llmapi_cumulative_logprob_value"), text)
+    _, without = _post(url, {"text_input": PROMPT, "sampling_param_max_tokens": 4})
+    assert "cumulative_logprob" not in json.loads(without)  # only when asked
+
+
 # -- teaching, labelled -------------------------------------------------------------------------
 def test_teaching_departures_only_when_asked_and_labelled(server):
     events = _stream(server, "teach", text_input=DRAFTING_PROMPTS[0], sampling_param_return_perf_metrics=True,

@@ -215,10 +215,39 @@ class SamplingConfig:
     top_k: int = 0  # 0: no top-k cut
     top_p: float = 1.0
     seed: int | None = None
+    # Additive penalties on the logits before temperature / top-k / top-p, as TensorRT-LLM's C++
+    # penalty kernel (TRTLLMSampler) applies them: a token seen n > 0 times loses
+    # presence_penalty once and frequency_penalty * n. Seen = in the prompt too unless
+    # ``penalize_prompt`` is false (the kernel's prompt_ignore_length 0 counts the whole prompt).
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    penalize_prompt: bool = True
 
     @property
     def greedy(self) -> bool:
         return self.temperature <= 0.0 or self.top_k == 1
+
+    @property
+    def penalized(self) -> bool:
+        return self.frequency_penalty != 0.0 or self.presence_penalty != 0.0
+
+    def penalize(self, logits: torch.Tensor, counts: torch.Tensor | None) -> torch.Tensor:
+        """``logits`` [vocab] less the penalties for ``counts`` (occurrences per token id)."""
+        if counts is None or not self.penalized:
+            return logits
+        counts = counts[: logits.shape[-1]]
+        return (logits.float() - self.frequency_penalty * counts
+                - self.presence_penalty * (counts > 0).float())
+
+    def initial_counts(self, tokens: Sequence[int], prompt_len: int, vocab: int) -> torch.Tensor | None:
+        """Occurrences of each token id the penalties look at, before the first generated token."""
+        if not self.penalized:
+            return None
+        seen = list(tokens) if self.penalize_prompt else list(tokens)[prompt_len:]
+        counts = torch.zeros(vocab, dtype=torch.float32)
+        if seen:
+            counts += torch.bincount(torch.tensor(seen, dtype=torch.long), minlength=vocab)[:vocab].float()
+        return counts
 
     def probs(self, logits: torch.Tensor) -> torch.Tensor:
         """Turn logits [..., vocab] into the distribution the target samples from."""
@@ -297,6 +326,7 @@ def verify(
     draft: Sequence[int],
     sampling: SamplingConfig,
     gen: torch.Generator | None = None,
+    counts: torch.Tensor | None = None,
 ) -> tuple[list[int], int]:
     """Accept a prefix of ``draft`` against the target's logits for those positions.
 
@@ -305,12 +335,21 @@ def verify(
     after a fully accepted draft. Rows are read in order and none after the first rejection.
     Returns (emitted tokens, number of draft tokens accepted). Exactly one token that the target
     chose itself always follows the accepted prefix, so every step makes progress.
+
+    ``counts`` (occurrences per token id before this step, see :meth:`SamplingConfig.initial_counts`)
+    turns on the penalties: each row is penalized with the counts *as of its position*, the draft
+    tokens accepted before it included, so the rule stays the one plain decoding follows. The
+    caller's tensor is not changed.
     """
     if len(step_logits) != len(draft) + 1:
         raise ValueError(f"{len(step_logits)} logits rows for a draft of {len(draft)}: need len(draft) + 1")
+    if counts is not None:
+        counts = counts.clone()
     emitted: list[int] = []
     for i, token in enumerate(draft):
-        row = step_logits[i]
+        row = sampling.penalize(step_logits[i], counts)
+        if counts is not None:
+            counts[int(token)] += 1  # used only if this token is accepted and the loop goes on
         if sampling.greedy:
             choice = int(torch.argmax(row))
             if choice != token:
@@ -329,7 +368,7 @@ def verify(
             residual = p
         emitted.append(int(torch.multinomial(residual / residual.sum(), 1, generator=gen)))
         return emitted, i
-    last = step_logits[len(draft)]
+    last = sampling.penalize(step_logits[len(draft)], counts)
     emitted.append(int(torch.argmax(last)) if sampling.greedy else _choose(sampling.probs(last), sampling, gen))
     return emitted, len(draft)
 
@@ -357,6 +396,7 @@ def speculative_steps(
         gen = torch.Generator().manual_seed(sampling.seed if sampling.seed is not None else 0)
     tokens = list(prompt)
     produced = 0
+    counts: torch.Tensor | None = None  # occurrences for the penalties, built from the first row's size
     while produced < max_new_tokens:
         budget = max_new_tokens - produced
         draft: list[int] = []
@@ -368,10 +408,15 @@ def speculative_steps(
         with torch.no_grad():  # one target pass scores the last token and the whole draft
             score = getattr(logits_fn, "rows", logits_fn)  # lazy rows where the LogitsFn offers them
             step_logits = score(tokens + draft, len(tokens) - 1)
-        emitted, accepted = verify(step_logits, draft, sampling, gen)
+        if sampling.penalized and counts is None:
+            counts = sampling.initial_counts(tokens, len(prompt), int(step_logits[0].shape[-1]))
+        emitted, accepted = verify(step_logits, draft, sampling, gen, counts)
         if eos_id is not None and eos_id in emitted:
             emitted = emitted[: emitted.index(eos_id) + 1]
             accepted = min(accepted, len(emitted))
+        if counts is not None:
+            for token in emitted:
+                counts[int(token)] += 1
         tokens.extend(emitted)
         produced += len(emitted)
         yield StepResult(emitted, len(draft), accepted)

@@ -56,7 +56,33 @@ RELEASE_FALLBACKS = {
     ],
     # TensorRT-LLM PR #17082: zero per-request draft counters with TorchSampler on 1.1.0 and 1.2.1.
     "per_request_draft_counters_filled": {"TorchSampler": False, "TRTLLMSampler": True},
+    # TensorRT-LLM PR #16485 (after 1.2.1): TorchSampler ignored frequency/presence penalties until then.
+    "penalties_applied_by_sampler": {"TorchSampler": False, "TRTLLMSampler": True},
+    # The llmapi model never asks SamplingParams for log probs, so it sends str(None).
+    "llmapi_cumulative_logprob_value": "None",
 }
+
+
+def release_sampler(config: "EngineConfig") -> str:
+    """The sampler the release runs for this model.yaml: sampler_type, except that ``auto`` is
+    TorchSampler (default_sampler) and EAGLE-3 / MTP always get TorchSampler (sampler_set_by_spec_mode)."""
+    spec_modes, _ = release_fact(config.track, "sampler_set_by_spec_mode")
+    spec = config.speculative.decoding_type if config.speculative else None
+    if spec is not None and spec in (spec_modes or ["Eagle", "Eagle3", "MTP"]):
+        return "TorchSampler"
+    return "TorchSampler" if config.sampler_type in ("auto", "", None) else config.sampler_type
+
+
+def penalties_applied(config: "EngineConfig") -> tuple[bool, str]:
+    """(whether the release applies frequency/presence penalties for this model.yaml, a log line)."""
+    value, confidence = release_fact(config.track, "penalties_applied_by_sampler")
+    if value is None:
+        value, confidence = RELEASE_FALLBACKS["penalties_applied_by_sampler"], "unconfirmed (not in the record)"
+    sampler = release_sampler(config)
+    applied = bool(value.get(sampler, False)) if isinstance(value, dict) else bool(value)
+    how = "applied" if applied else "accepted and ignored"
+    return applied, (f"frequency/presence penalties: {how}, as {sampler} does on {config.track} "
+                     f"(penalties_applied_by_sampler, {confidence})")
 
 
 def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:

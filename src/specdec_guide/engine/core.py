@@ -12,6 +12,7 @@ same steps TensorRT-LLM's per-request ``acceptance_rate`` counts.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import threading
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from specdec_guide.attention import load_causal_lm
-from specdec_guide.engine.config import ConfigError, EngineConfig, load_config
+from specdec_guide.engine.config import ConfigError, EngineConfig, load_config, penalties_applied
 from specdec_guide.engine.requests import GenerateRequest, RequestError, parse_request
 from specdec_guide.speculation import DraftRequest, SpecStats, hf_logits_fn, speculative_steps
 
@@ -95,6 +96,8 @@ class Engine:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one request at a time: Triton may call from several threads
         self.logits = hf_logits_fn(model)  # tokens -> logits with a KV cache, the loop's interface
+        # The release's default sampler ignores penalties; TRTLLMSampler applies them (the record).
+        self.penalties_applied, self.penalties_note = penalties_applied(config)
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -180,6 +183,12 @@ class Engine:
             pass
         return chunk
 
+    def sampling_for(self, request: GenerateRequest):
+        """The request's sampling, less the penalties where the release's sampler ignores them."""
+        if self.penalties_applied or not request.sampling.penalized:
+            return request.sampling
+        return dataclasses.replace(request.sampling, frequency_penalty=0.0, presence_penalty=0.0)
+
     def _run(self, request: GenerateRequest, prompt: list[int]) -> Iterator[Chunk]:
         with self._lock:
             request_id = next(self._ids)
@@ -197,7 +206,7 @@ class Engine:
             try:
                 steps = speculative_steps(
                     self.logits, prompt, request.max_tokens, drafter=drafter, max_draft_len=self.max_draft_len,
-                    sampling=request.sampling, eos_id=self.eos_id, request_id=request_id,
+                    sampling=self.sampling_for(request), eos_id=self.eos_id, request_id=request_id,
                 )
                 finish, stop_reason, text = None, None, ""
                 for step in steps:

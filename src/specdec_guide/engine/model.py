@@ -24,7 +24,13 @@ written by ``repo render``; else the default track), from that track's behaviour
   speculative-decoding counters in every response, as strings (``llmapi_perf_outputs``,
   ``llmapi_counters_as_strings``); the KV-cache counters are the stand-in's own honest count (its
   cache in 32-token blocks, the TensorRT-LLM default, never reused);
-- draft counters: zero where the release leaves them unfilled (``per_request_draft_counters_filled``).
+- draft counters: zero where the release leaves them unfilled (``per_request_draft_counters_filled``);
+- penalties: ``sampling_param_frequency_penalty`` / ``presence_penalty`` are accepted; they change the
+  output only where the release's sampler applies them (``penalties_applied_by_sampler``: with
+  ``sampler_type: TRTLLMSampler`` and NGram or Draft/Target, by ``penalty_formula``; the default
+  TorchSampler ignores them); the load log says which;
+- ``cumulative_logprob``: with ``return_cumulative_logprob`` the release's value, the string "None"
+  (it never asks for log probs: ``llmapi_cumulative_logprob_value``).
 
 Departures only when asked, in ``triton_config.cpu_behaviour`` (config.TEACHING_BEHAVIOURS):
 ``stream_per_step`` (one event per step, as after PR #14079; needs a decoupled model) and
@@ -32,8 +38,8 @@ Departures only when asked, in ``triton_config.cpu_behaviour`` (config.TEACHING_
 track and every departure; an output a page shows from such a model says so in its stored file's
 first line (the Python backend of the CPU tritonserver, 2.51, cannot attach response parameters).
 
-Not imitated (the stand-in cannot): frequency/presence penalties and best_of > 1 are refused in the
-release's error shape instead of being applied; cumulative_logprob is not sent.
+Not imitated (the stand-in cannot): best_of > 1 is refused in the release's error shape instead of
+being applied.
 """
 
 from __future__ import annotations
@@ -146,6 +152,7 @@ class TritonPythonModel:
         self.logger.log_info(f"[specdec cpu stand-in] TensorRT-LLM track {cfg.track} (llmapi model.py of that "
                              f"release); departures asked: {shown}; model={cfg.model} speculative={spec} "
                              f"decoupled={self.decoupled} ignored_keys={list(cfg.ignored_keys)}")
+        self.logger.log_info(f"[specdec cpu stand-in] {self.engine.penalties_note}")
         for note in self.release["unconfirmed"]:
             self.logger.log_info(f"[specdec cpu stand-in] followed an unconfirmed fact: {note}")
         self._lock = threading.Lock()  # the engine runs one request at a time
@@ -260,6 +267,10 @@ class TritonPythonModel:
         for name, on in wanted.items():
             if on and name in self.output_dtypes:
                 tensors.append(self._tensor(name, [values[name]]))
+        if req.return_cumulative_logprob and "cumulative_logprob" in self.output_dtypes:
+            # As text whatever config.pbtxt declares (FP32): the release sends str() of the field.
+            tensors.append(self._tensor("text_output", [str(self.release["cumulative_logprob"])],
+                                        name="cumulative_logprob"))
         if req.return_perf_metrics or self.engine.config.return_perf_metrics:
             drafts = (chunk.acceptance_rate, chunk.total_accepted_draft_tokens, chunk.total_draft_tokens)
             if not self.counters_filled:
@@ -302,7 +313,8 @@ def _release_facts(track: str) -> dict:
     out = {"unconfirmed": []}
     for key, fact_id in (("streams_per_step", "llmapi_model_streams_per_step"),
                          ("perf_outputs", "llmapi_perf_outputs"),
-                         ("counters_filled", "per_request_draft_counters_filled")):
+                         ("counters_filled", "per_request_draft_counters_filled"),
+                         ("cumulative_logprob", "llmapi_cumulative_logprob_value")):
         value, confidence = release_fact(track, fact_id)
         if value is None:
             value, confidence = RELEASE_FALLBACKS[fact_id], "unconfirmed (not in the record: the lead is followed)"

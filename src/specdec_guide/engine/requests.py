@@ -2,7 +2,9 @@
 
 Triton already enforces each input's declared dtype; this module guards what it cannot: ranges
 (``sampling_param_max_tokens`` of 0, -1 or 10**9), scalars sent as lists, an empty prompt, and
-features the CPU engine does not emulate (best_of > 1, penalties). Each problem is a
+the one feature the CPU engine does not emulate (best_of > 1). Frequency and presence penalties
+are parsed into the :class:`SamplingConfig`; the engine applies them where the release's sampler
+does. Each problem is a
 :class:`RequestError` whose message names the input; ``model.py`` sends it in the release's shape
 ("Error generating request: ...", INTERNAL), where TensorRT-LLM's SamplingParams would speak.
 
@@ -134,9 +136,13 @@ def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
     best_of = get("sampling_param_best_of")
     if best_of is not None and _int("sampling_param_best_of", best_of, 1) != 1:
         raise RequestError("sampling_param_best_of > 1 is not emulated by the CPU reference engine")
-    for penalty in ("sampling_param_frequency_penalty", "sampling_param_presence_penalty"):
-        if get(penalty) is not None and _float(penalty, get(penalty)) != 0.0:
-            raise RequestError(f"{penalty} is not emulated by the CPU reference engine (send 0 or leave it out)")
+    # Passed on unchecked, as the release's helpers pass them to SamplingParams; whether they act is
+    # the sampler's business (the engine follows penalties_applied_by_sampler).
+    penalties = {}
+    for penalty in ("frequency_penalty", "presence_penalty"):
+        name = f"sampling_param_{penalty}"
+        if get(name) is not None:
+            penalties[penalty] = _float(name, get(name))
 
     max_tokens = DEFAULT_MAX_TOKENS
     if get("sampling_param_max_tokens") is not None:
@@ -163,7 +169,8 @@ def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
     if temperature is None:
         # Nothing set: greedy. Only top_k/top_p set: sample at temperature 1 within the cut.
         temperature = 1.0 if (top_k > 1 or (top_p is not None and top_p < 1.0)) else 0.0
-    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=1.0 if top_p is None else top_p, seed=seed)
+    sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=1.0 if top_p is None else top_p, seed=seed,
+                              **penalties)
 
     stop: list[str] = []
     if get("sampling_param_stop") is not None:
