@@ -81,15 +81,16 @@ def penalties_applied(config: "EngineConfig") -> tuple[bool, str]:
     sampler = release_sampler(config)
     applied = bool(value.get(sampler, False)) if isinstance(value, dict) else bool(value)
     how = "applied" if applied else "accepted and ignored"
-    return applied, (f"frequency/presence penalties: {how}, as {sampler} does on {config.track} "
+    return applied, (f"frequency/presence penalties: {how}, as {sampler} does on {config.track or 'the default track'} "
                      f"(penalties_applied_by_sampler, {confidence})")
 
 
 def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
-    """(value, confidence) of a fact in the track's behaviour record; (None, None) if it has none."""
+    """(value, confidence) of a fact in the track's behaviour record; (None, None) if it has none.
+    An empty track (an EngineConfig built in code, not read from a model.yaml) is the default track."""
     from specdec_guide import behaviour
 
-    fact = behaviour.load(track).facts.get(fact_id)
+    fact = behaviour.load(track or None).facts.get(fact_id)
     return (None, None) if fact is None else (fact.value, fact.confidence)
 
 
