@@ -293,10 +293,12 @@ def test_32_concurrent_clients_10_requests_each(server):
 
 # -- models that must not load ----------------------------------------------------------------
 def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models):
-    """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start."""
+    """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start.
+    Only the three serve (each model is a stub that imports torch): model.py comes from a
+    baseline rendered beside the repository."""
     target, _ = tiny_models
     repo = tmp_path / "repo"
-    templates.render("baseline", model=str(target), out=repo)
+    baseline = templates.render("baseline", model=str(target), out=tmp_path / "rendered")
     for name, method in (("eagle3", "eagle3"), ("mtp", "mtp"), ("unknown", "ngram")):
         # Render refuses eagle3/mtp for the CPU engine; copy them by hand, as a reader might.
         model = repo / name
@@ -308,7 +310,8 @@ def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models
         if name == "unknown":
             text = text.replace("decoding_type: NGram", "decoding_type: Ngram3000")
         (model / "1/model.yaml").write_text(text)
-        (model / "1/model.py").write_bytes((repo / "tensorrt_llm/1/model.py").read_bytes())
+        (model / "1/model.py").write_bytes((baseline / "1/model.py").read_bytes())
+    assert sorted(p.name for p in repo.iterdir()) == ["eagle3", "mtp", "unknown"]
     server = TritonServer(repo, timeout=180)
     with pytest.raises(UserError) as err:
         server.start()
