@@ -171,6 +171,19 @@ LANE = Lane()
 _MODULE_LOCKS: dict[str, threading.Lock] = {}
 
 
+def _smollm2_dir(tmp_path_factory, name):
+    from specdec_guide.models.smollm2 import ensure_checkpoint
+
+    return ensure_checkpoint()  # as the session fixture smollm2_dir (locked: one conversion per machine)
+
+
+#: The arguments an :func:`ahead` test may take: name -> (tmp_path_factory, test name) -> value.
+AHEAD_ARGUMENTS = {
+    "tmp_path": lambda tmp_path_factory, name: tmp_path_factory.mktemp(name[:30]),
+    "smollm2_dir": _smollm2_dir,
+}
+
+
 def ahead(test):
     """Decorator: the body of ``test(tmp_path)`` runs as a lane job (key ``ahead:<module>::<name>``).
 
@@ -178,21 +191,23 @@ def ahead(test):
     its shutdown polling, seconds each at almost no CPU): the lane runs it while other tests run.
     The test item stays, with the same assertions; it asks for the job's result, so a failure is
     raised in it (the assertion and its traceback as if it had run there). Only for a test whose
-    one argument is ``tmp_path`` (it gets a fresh folder from ``tmp_path_factory``) and that
-    touches no per-test state and stops every process it starts. The jobs of one module run one
+    arguments are among :data:`AHEAD_ARGUMENTS` (``tmp_path``: a fresh folder from
+    ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint) and that touches no per-test
+    state and stops every process it starts. The jobs of one module run one
     at a time (a lock per module), as they did in the main thread: a test that looks at what a
     killed launcher left behind must not see another of them start a server and sweep it.
     """
     import inspect
 
-    assert list(inspect.signature(test).parameters) == ["tmp_path"], f"{test.__name__}: only tmp_path"
+    names = list(inspect.signature(test).parameters)
+    assert set(names) <= set(AHEAD_ARGUMENTS), f"{test.__name__}: only {sorted(AHEAD_ARGUMENTS)}"
     key = f"ahead:{test.__module__}::{test.__name__}"
 
     lock = _MODULE_LOCKS.setdefault(test.__module__, threading.Lock())
 
     def job(tmp_path_factory):
         with lock:
-            return test(tmp_path_factory.mktemp(test.__name__[:30]))
+            return test(**{name: AHEAD_ARGUMENTS[name](tmp_path_factory, test.__name__) for name in names})
 
     def needed(item) -> bool:
         module = getattr(getattr(item, "module", None), "__name__", None)
