@@ -8,6 +8,7 @@ at almost no CPU: their bodies run on the lane (tests/prefetch.py) while other t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import pytest
 from prefetch import ahead
 
 from specdec_guide.diagnostics import UserError
-from specdec_guide.triton import TritonServer, diagnose, free_ports, serve
+from specdec_guide.triton import TritonServer, diagnose, free_ports, serve, sweep_lock
 
 pytestmark = pytest.mark.triton
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,24 +220,28 @@ def test_killed_launcher_takes_the_server_down(tmp_path):
     """Even SIGKILL on `triton up` (no cleanup code runs) must not leave tritonserver behind."""
     repo = _echo_repo(tmp_path / "repo")
     proc = _up(repo, *free_ports(3))
-    try:
-        for line in proc.stdout:
-            if line.startswith("Ctrl-C"):
-                break
-        server_pids = _descendants(proc.pid)
-        assert server_pids
-    finally:
-        proc.kill()
-        proc.wait()
-    deadline = time.monotonic() + 60
-    while [p for p in server_pids if _alive(p)] and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not [p for p in server_pids if _alive(p)]
-    # The server got SIGTERM from the kernel and shut down in order: its stubs free their regions.
-    assert not [p for p in Path("/dev/shm").iterdir() if p.name.startswith(f"specdec{proc.pid}x")]
-    # Only the launcher's temp dir (backend links, log) is left; the next start sweeps it.
-    left = list(Path(tempfile.gettempdir()).glob(f"specdec-triton-specdec{proc.pid}x*"))
-    assert len(left) == 1
+    with contextlib.ExitStack() as held:
+        try:
+            for line in proc.stdout:
+                if line.startswith("Ctrl-C"):
+                    break
+            server_pids = _descendants(proc.pid)
+            assert server_pids
+            # From here until we have looked, no server's start (ours, the lane's, another process's)
+            # may sweep what the killed launcher leaves.
+            held.enter_context(sweep_lock())
+        finally:
+            proc.kill()
+            proc.wait()
+        deadline = time.monotonic() + 60
+        while [p for p in server_pids if _alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not [p for p in server_pids if _alive(p)]
+        # The server got SIGTERM from the kernel and shut down in order: its stubs free their regions.
+        assert not [p for p in Path("/dev/shm").iterdir() if p.name.startswith(f"specdec{proc.pid}x")]
+        # Only the launcher's temp dir (backend links, log) is left; the next start sweeps it.
+        left = list(Path(tempfile.gettempdir()).glob(f"specdec-triton-specdec{proc.pid}x*"))
+        assert len(left) == 1
     with serve(repo):
         assert not left[0].exists()
 
