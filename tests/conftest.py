@@ -16,6 +16,9 @@ per session and shared:
 background thread while other tests run, and a test that needs one before it is done waits for
 it (or computes it, if the lane has not started it). A module that needs a walk without being
 parametrized by ``page`` names it in a module-level ``WALKS_NEEDED`` so the lane knows.
+A test that mostly waits on processes of its own (a tritonserver of its own, its shutdown
+polling) can run on the lane too: ``@ahead`` from tests/prefetch.py (arguments: tmp_path,
+smollm2_dir; test_triton_server.py and test_quickstart.py use it).
 """
 
 from __future__ import annotations
