@@ -7,7 +7,8 @@ per session and shared:
 - ``smollm2_dir``: the real model's checkpoint (downloaded and converted once per machine).
 - ``stand_in_server``: ONE tritonserver for the session serving the guide's templates on the tiny
   models: ``tensorrt_llm`` (baseline, decoupled), ``tensorrt_llm_sync`` (decoupled: false),
-  ``ngram``, ``draft_target``, ``user_provided`` (tests/stand_in.py says what to mind).
+  ``ngram``, ``draft_target``, ``user_provided``, ``draft_target_later_release`` and ``no_policy``
+  (no policy in config.pbtxt, for the launcher tests) (tests/stand_in.py says what to mind).
 - ``built_site``: the site of this checkout built once with ``mkdocs build --strict`` (folder).
 - ``walked_page(PAGE)``: each page of ``pagewalk.WALKED_PAGES`` walked once per session.
 
@@ -15,6 +16,9 @@ per session and shared:
 background thread while other tests run, and a test that needs one before it is done waits for
 it (or computes it, if the lane has not started it). A module that needs a walk without being
 parametrized by ``page`` names it in a module-level ``WALKS_NEEDED`` so the lane knows.
+A test that mostly waits on processes of its own (a tritonserver of its own, its shutdown
+polling) can run on the lane too: ``@ahead`` from tests/prefetch.py (arguments: tmp_path,
+smollm2_dir; test_triton_server.py and test_quickstart.py use it).
 """
 
 from __future__ import annotations

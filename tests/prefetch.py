@@ -36,9 +36,10 @@ from typing import Any, Callable
 #: The lane's order: the prefixes of job keys, first to last. The longest job first (the
 #: benchmarking notebook, ~100 s on 2 idle cores, run by nbmake at the very end of the session),
 #: so it never ends last; then what tests in the middle of the session need (the page walks, the
-#: site builds), then the other notebooks. The main thread takes from the front what nobody has
-#: started when a test needs it.
-ORDER = ("notebook:notebooks/08_", "walk:", "site:", "notebook:")
+#: site builds), then the tests marked :func:`ahead` (they wait on servers, seconds each), then
+#: the other notebooks. The main thread takes from the front what nobody has started when a test
+#: needs it.
+ORDER = ("notebook:notebooks/08_", "walk:", "site:", "ahead:", "notebook:")
 THREADS = 2
 CLEANUP_TIMEOUT_S = 120  # at the end of the session, for a job that was stopped to clean up
 
@@ -166,3 +167,58 @@ class Lane:
 
 
 LANE = Lane()
+
+_MODULE_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _smollm2_dir(tmp_path_factory, name):
+    from specdec_guide.models.smollm2 import ensure_checkpoint
+
+    return ensure_checkpoint()  # as the session fixture smollm2_dir (locked: one conversion per machine)
+
+
+#: The arguments an :func:`ahead` test may take: name -> (tmp_path_factory, test name) -> value.
+AHEAD_ARGUMENTS = {
+    "tmp_path": lambda tmp_path_factory, name: tmp_path_factory.mktemp(name[:30]),
+    "smollm2_dir": _smollm2_dir,
+}
+
+
+def ahead(test):
+    """Decorator: the body of ``test(tmp_path)`` runs as a lane job (key ``ahead:<module>::<name>``).
+
+    For a test that spends its time waiting on processes of its own (a tritonserver's start and
+    its shutdown polling, seconds each at almost no CPU): the lane runs it while other tests run.
+    The test item stays, with the same assertions; it asks for the job's result, so a failure is
+    raised in it (the assertion and its traceback as if it had run there). Only for a test whose
+    arguments are among :data:`AHEAD_ARGUMENTS` (``tmp_path``: a fresh folder from
+    ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint) and that touches no per-test
+    state and stops every process it starts. The jobs of one module run one
+    at a time (a lock per module), as they did in the main thread: a test that looks at what a
+    killed launcher left behind must not see another of them start a server and sweep it.
+    """
+    import inspect
+
+    names = list(inspect.signature(test).parameters)
+    assert set(names) <= set(AHEAD_ARGUMENTS), f"{test.__name__}: only {sorted(AHEAD_ARGUMENTS)}"
+    key = f"ahead:{test.__module__}::{test.__name__}"
+
+    lock = _MODULE_LOCKS.setdefault(test.__module__, threading.Lock())
+
+    def job(tmp_path_factory):
+        with lock:
+            return test(**{name: AHEAD_ARGUMENTS[name](tmp_path_factory, test.__name__) for name in names})
+
+    def needed(item) -> bool:
+        module = getattr(getattr(item, "module", None), "__name__", None)
+        return getattr(item, "originalname", item.name) == test.__name__ and module == test.__module__
+
+    LANE.add(key, job, needed)
+
+    def run_ahead():
+        LANE.result(key)
+
+    run_ahead.__name__, run_ahead.__qualname__, run_ahead.__doc__ = test.__name__, test.__qualname__, test.__doc__
+    run_ahead.__module__ = test.__module__
+    run_ahead.pytestmark = getattr(test, "pytestmark", [])
+    return run_ahead

@@ -23,6 +23,11 @@ SYNC = "tensorrt_llm_sync"
 #: triton_config.cpu_behaviour of a model that shows what a release after the pinned ones sends.
 LATER_RELEASE = ("stream_per_step", "filled_draft_counters")
 LATER_DRAFT_TARGET = "draft_target_later_release"
+#: A baseline whose config.pbtxt has no model_transaction_policy, as upstream's llmapi folder ships
+#: it: with the launcher's --disable-auto-complete-config, Triton runs it non-decoupled.
+NO_POLICY = "no_policy"
+#: The policy block that `repo render` writes into config.pbtxt (removed for NO_POLICY).
+POLICY = "model_transaction_policy {\n  decoupled: true\n}\n"
 #: name -> (template, extra render arguments); ``model`` is the tiny target, ``DRAFT`` the tiny draft.
 MODELS = {
     "tensorrt_llm": ("baseline", {}),  # decoupled, under the name the snippets and notebooks use
@@ -35,6 +40,9 @@ MODELS = {
     # Labelled departures from the pinned release: one event per step and filled draft counters, as a
     # release after TensorRT-LLM PR #14079 / #17082 sends them (the AIPerf plugin's tests need both).
     LATER_DRAFT_TARGET: ("draft_target", {"draft_model": "DRAFT", "shows": LATER_RELEASE}),
+    # The launcher tests (test_triton_llmapi.py, test_troubleshooting.py) share it instead of
+    # starting servers of their own.
+    NO_POLICY: ("baseline", {"policy": False}),
 }
 
 
@@ -58,6 +66,7 @@ def serve_templates(repo, renders, timeout: float = 180, shows=()):
     fixture ends; it must leave no process and no shared-memory file behind.
     ``shows``: departures from the pinned release (triton_config.cpu_behaviour, e.g.
     ``("stream_per_step", "filled_draft_counters")``) for tests of what a later release sends.
+    A render's ``policy: False`` removes model_transaction_policy from its config.pbtxt.
     """
     from specdec_guide import templates
     from specdec_guide.triton import serve
@@ -66,7 +75,13 @@ def serve_templates(repo, renders, timeout: float = 180, shows=()):
         kwargs = dict(kwargs)
         shows_here = kwargs.pop("shows", shows)
         sampler = kwargs.pop("sampler_type", None)
+        policy = kwargs.pop("policy", True)
         model = templates.render(method, out=repo, force=True, **kwargs)
+        if not policy:
+            path = model / "config.pbtxt"
+            text = path.read_text()
+            assert text.count(POLICY) == 1, path
+            path.write_text(text.replace(POLICY, ""))
         if sampler:
             path = model / "1" / "model.yaml"
             text = path.read_text()

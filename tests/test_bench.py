@@ -236,28 +236,41 @@ def _generate_len(server, prompt: str, n: int) -> str:
 
 
 # -- predicting the speed-up (the page's worked examples) --------------------------------------
+def _predict_speedup(*args: str) -> str:
+    """What ``python3 predict_speedup.py ARGS`` prints: the script run as ``__main__`` with its
+    argv, in this process (a new interpreter would import torch again: a CPU second per run).
+    A SystemExit or an exception fails the calling test."""
+    import contextlib
+    import io
+    import runpy
+    import sys
+
+    script = SNIPPETS / "predict_speedup.py"
+    argv, sys.argv = sys.argv, [str(script), *args]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return out.getvalue()
+
+
 @pytest.mark.parametrize("args, expected", [
     (("3.36", "4", "0"), ("per-token acceptance a = 0.800", "drafts 4: 0.590", "predicted speed-up: 3.36x")),
     (("2.0", "4", "0.24"), ("predicted speed-up: 1.02x",)),
     (("3.0", "4", "0.24"), ("predicted speed-up: 1.53x",)),
 ])
 def test_predict_speedup_snippet(args, expected):
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, str(SNIPPETS / "predict_speedup.py"), *args], capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    printed = _predict_speedup(*args)
     for line in expected:
-        assert line in done.stdout, done.stdout
+        assert line in printed, printed
 
 
 def test_the_pages_draft_cost_is_the_stored_runs_and_its_examples_are_the_scripts():
     """Reading the numbers types the draft's cost (and the two times it comes from) of the stored H200
     run, and each `predict_speedup.py` example it quotes prints what the page says."""
     import re
-    import subprocess
-    import sys
 
     run = json.loads((ROOT / "benchmarks/results/verify_cost.json").read_text())
     target = next(r["ms"] for r in run["target"] if r["batch"] == 1 and r["q"] == 1)
@@ -269,9 +282,8 @@ def test_the_pages_draft_cost_is_the_stored_runs_and_its_examples_are_the_script
     examples = re.findall(r"`python3 predict_speedup.py ([\d.]+) (\d+) ([\d.]+)` gives ([\d.]+x)", page)
     assert len(examples) >= 2 and any(c == cost for _, _, c, _ in examples), examples
     for length, k, c, said in examples:
-        done = subprocess.run([sys.executable, str(SNIPPETS / "predict_speedup.py"), length, k, c],
-                              capture_output=True, text=True, timeout=60)
-        assert f"predicted speed-up: {said}" in done.stdout, (length, k, c, done.stdout)
+        printed = _predict_speedup(length, k, c)
+        assert f"predicted speed-up: {said}" in printed, (length, k, c, printed)
 
 
 def test_per_token_acceptance_inverts_the_tokens_per_step_formula():

@@ -184,8 +184,10 @@ def test_settings_from_a_yaml_and_refusals(tiny_models, tmp_path, capsys):
 
 
 def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys):
-    """The page's log generator on the tiny models; estimate checks itself against its counters."""
-    import subprocess
+    """The page's log generator on the tiny models; estimate checks itself against its counters.
+    The script runs as ``python serve_log.py ...`` runs it (``__main__``, its argv), in this
+    process: a new interpreter would import torch and transformers again (seconds of CPU)."""
+    import runpy
     import sys
 
     target, _ = tiny_models
@@ -193,10 +195,15 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
                                   "max_matching_ngram_size: 2}\n")
     prompts = _write(tmp_path / "prompts.jsonl", *({"prompt": p} for p in PROMPTS))
     log = tmp_path / "log.jsonl"
-    run = subprocess.run([sys.executable, str(ROOT / "snippets" / "tools" / "serve_log.py"), str(yml), str(prompts),
-                          str(log), "--max-tokens", "20"], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert len(run.stdout.splitlines()) == len(PROMPTS) and "accepted" in run.stdout
+    script = ROOT / "snippets" / "tools" / "serve_log.py"
+    argv = sys.argv
+    sys.argv = [str(script), str(yml), str(prompts), str(log), "--max-tokens", "20"]
+    try:
+        runpy.run_path(str(script), run_name="__main__")  # a SystemExit (argparse, an error) fails the test
+    finally:
+        sys.argv = argv
+    printed = capsys.readouterr().out
+    assert len(printed.splitlines()) == len(PROMPTS) and "accepted" in printed
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
     assert "the replay equals them on every request" in capsys.readouterr().out
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--max-draft-len", "1", "--summary"]) == 0

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prefetch import ahead
 
 from specdec_guide import pagewalk, templates
 from specdec_guide.triton import TritonServer
@@ -198,6 +199,7 @@ def _run(snippet: Path, replace: dict[str, str], env: dict | None = None, timeou
 
 
 @pytest.mark.triton
+@ahead  # its own tritonserver on SmolLM2 (about 25 s): run on the lane (tests/prefetch.py)
 def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_dir):
     target = smollm2_dir  # a real small model, so the stored answer reads as an answer
     # The image's llmapi repository, as the stand-in imitates it: shipped model.yaml not decoupled,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from stand_in import SYNC
+from stand_in import NO_POLICY, POLICY, SYNC
 
 from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
@@ -293,10 +293,12 @@ def test_32_concurrent_clients_10_requests_each(server):
 
 # -- models that must not load ----------------------------------------------------------------
 def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models):
-    """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start."""
+    """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start.
+    Only the three serve (each model is a stub that imports torch): model.py comes from a
+    baseline rendered beside the repository."""
     target, _ = tiny_models
     repo = tmp_path / "repo"
-    templates.render("baseline", model=str(target), out=repo)
+    baseline = templates.render("baseline", model=str(target), out=tmp_path / "rendered")
     for name, method in (("eagle3", "eagle3"), ("mtp", "mtp"), ("unknown", "ngram")):
         # Render refuses eagle3/mtp for the CPU engine; copy them by hand, as a reader might.
         model = repo / name
@@ -308,7 +310,8 @@ def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models
         if name == "unknown":
             text = text.replace("decoding_type: NGram", "decoding_type: Ngram3000")
         (model / "1/model.yaml").write_text(text)
-        (model / "1/model.py").write_bytes((repo / "tensorrt_llm/1/model.py").read_bytes())
+        (model / "1/model.py").write_bytes((baseline / "1/model.py").read_bytes())
+    assert sorted(p.name for p in repo.iterdir()) == ["eagle3", "mtp", "unknown"]
     server = TritonServer(repo, timeout=180)
     with pytest.raises(UserError) as err:
         server.start()
@@ -395,33 +398,40 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_mode
     assert not [f for f in Path("/dev/shm").iterdir() if any(f.name.startswith(f"specdec{pid}x") for pid in tree)]
 
 
-def test_launch_script_flag_ignores_triton_config(tmp_path, tiny_models):
+def test_launch_script_flag_ignores_triton_config(server, tmp_path, tiny_models):
     """TRT-LLM's launch_triton_server.py passes --disable-auto-complete-config (and so does our
     launcher by default); with a config.pbtxt that has no policy (as upstream's llmapi folder ships
     it), model.yaml's triton_config (decoupled: true) never reaches Triton, and validate says so.
     The release's model.py still checks streaming against model.yaml, so a streaming request is
-    accepted, and answered once. A rendered repository carries the policy in config.pbtxt."""
+    accepted, and answered once. A rendered repository carries the policy in config.pbtxt.
+    On the session server: NO_POLICY is the baseline without the policy, tensorrt_llm as rendered."""
     from specdec_guide.validate.runner import validate_paths
 
     target, _ = tiny_models
     rendered = templates.render("baseline", model=str(target), out=tmp_path / "repo", name="rendered")
     model = templates.render("baseline", model=str(target), out=tmp_path / "repo", force=True)
     policy = "model_transaction_policy {\n  decoupled: true\n}\n"
-    assert policy in (rendered / "config.pbtxt").read_text()
+    assert policy == POLICY and policy in (rendered / "config.pbtxt").read_text()
     (model / "config.pbtxt").write_text((model / "config.pbtxt").read_text().replace(policy, ""))
     report = validate_paths([model / "config.pbtxt"], root=tmp_path, is_verified=lambda p: True)
     assert [d.message for d in report.diagnostics if "launch_triton_server.py" in d.message], report.diagnostics
-    with TritonServer(tmp_path / "repo", timeout=120, env={"SPECDEC_ENGINE_THREADS": "1"}) as srv:
-        assert not srv.auto_complete
-        for name, decoupled in (("rendered", True), ("tensorrt_llm", False)):
-            with urllib.request.urlopen(f"{srv.http_url}/v2/models/{name}/config", timeout=30) as r:
-                config = json.loads(r.read())
-            assert bool(config.get("model_transaction_policy", {}).get("decoupled", False)) is decoupled, name
-        status, text = _post(f"{srv.http_url}/v2/models/tensorrt_llm/generate_stream",
-                             {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-        assert status == 200 and text.count("data: ") == 1 and "error" not in text, text
-        assert behaviour.load().value("llmapi_decoupled_from_model_yaml")
-        assert "triton_config.decoupled is True but Triton runs the model with decoupled=False" in srv.log()
-        status, text = _post(f"{srv.http_url}/v2/models/rendered/generate_stream",
-                             {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
-        assert status == 200 and text.count("data: ") == 1 and "error" not in text, text
+    # The served copies are these two files.
+    assert (server.repo / "tensorrt_llm/config.pbtxt").read_text() == (rendered / "config.pbtxt").read_text().replace(
+        'name: "rendered"', 'name: "tensorrt_llm"')
+    served_no_policy = (server.repo / NO_POLICY / "config.pbtxt").read_text()
+    assert served_no_policy == (model / "config.pbtxt").read_text().replace('name: "tensorrt_llm"', f'name: "{NO_POLICY}"')
+    srv = server
+    assert not srv.auto_complete
+    for name, decoupled in (("tensorrt_llm", True), (NO_POLICY, False)):
+        with urllib.request.urlopen(f"{srv.http_url}/v2/models/{name}/config", timeout=30) as r:
+            config = json.loads(r.read())
+        assert bool(config.get("model_transaction_policy", {}).get("decoupled", False)) is decoupled, name
+    status, text = _post(f"{srv.http_url}/v2/models/{NO_POLICY}/generate_stream",
+                         {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
+    assert status == 200 and text.count("data: ") == 1 and "error" not in text, text
+    assert behaviour.load().value("llmapi_decoupled_from_model_yaml")
+    assert (f"{srv.repo / NO_POLICY / '1' / 'model.yaml'}: triton_config.decoupled is True but Triton runs the model "
+            "with decoupled=False") in srv.log()
+    status, text = _post(f"{srv.http_url}/v2/models/tensorrt_llm/generate_stream",
+                         {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
+    assert status == 200 and text.count("data: ") == 1 and "error" not in text, text

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+import yaml
+from stand_in import LATER_DRAFT_TARGET, NO_POLICY
+
 from specdec_guide import templates
-from specdec_guide.triton import TritonServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "troubleshooting"
@@ -101,34 +103,32 @@ def test_every_reproduction_has_its_output_and_a_test():
 
 # ---- the container's launcher and the templates' decoupled setting ----------------------------
 @pytest.mark.triton
-def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(tmp_path, tiny_models):
+def test_launcher_without_auto_complete_needs_the_policy_in_config_pbtxt(server, tmp_path, tiny_models):
     """launch_triton_server.py passes --disable-auto-complete-config to tritonserver, so the
     llmapi model's auto_complete_config never copies triton_config.decoupled from model.yaml.
     Served that way from a config.pbtxt without the policy (as upstream's llmapi folder ships it) the model runs
     non-decoupled; the release's model.py checks streaming against model.yaml, so the request is
     accepted and answered once (behaviour: llmapi_decoupled_from_model_yaml). One event per step
     (a release after TRT-LLM PR #14079, shown here with the stand-in's stream_per_step) needs the
-    policy in config.pbtxt, which `repo render` writes."""
+    policy in config.pbtxt, which `repo render` writes.
+    On the session server (tests/stand_in.py): NO_POLICY is the baseline without the policy, as
+    copied; LATER_DRAFT_TARGET is rendered (the policy is in config.pbtxt) and streams per step."""
     target, _ = tiny_models
-    repo = tmp_path / "repo"
-    as_copied = templates.render("baseline", model=str(target), out=repo, force=True)
+    as_copied = templates.render("baseline", model=str(target), out=tmp_path / "repo", force=True)
     policy = "model_transaction_policy {\n  decoupled: true\n}\n"
     config = as_copied / "config.pbtxt"
     assert policy in config.read_text()  # the templates carry it; upstream's llmapi folder does not
-    config.write_text(config.read_text().replace(policy, ""))
-    with_policy = templates.render("baseline", model=str(target), out=repo, force=True, name="with_policy")
-    yaml_path = with_policy / "1" / "model.yaml"
-    yaml_path.write_text(yaml_path.read_text().replace("  decoupled: true\n",
-                                                       "  decoupled: true\n  cpu_behaviour: [stream_per_step]\n"))
-    srv = TritonServer(repo, timeout=180, env={"SPECDEC_ENGINE_THREADS": "1"})
-    try:
-        srv.start()
-        as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
-                           TRITON_MODEL="tensorrt_llm")
-        fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=srv.http_address,
-                     TRITON_MODEL="with_policy")
-    finally:
-        srv.stop()
+    served = {name: (server.repo / name / "config.pbtxt").read_text() for name in (NO_POLICY, LATER_DRAFT_TARGET)}
+    assert policy not in served[NO_POLICY] and served[NO_POLICY] == config.read_text().replace(policy, "").replace(
+        'name: "tensorrt_llm"', f'name: "{NO_POLICY}"')
+    assert policy in served[LATER_DRAFT_TARGET]
+    assert "stream_per_step" in yaml.safe_load((server.repo / LATER_DRAFT_TARGET / "1/model.yaml").read_text())[
+        "triton_config"]["cpu_behaviour"]
+    assert not server.auto_complete  # as the container's launcher runs it
+    as_rendered = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=server.http_address,
+                       TRITON_MODEL=NO_POLICY)
+    fixed = _run(SNIPPETS / "stream_not_decoupled.sh", tmp_path, TRITON_HTTP=server.http_address,
+                 TRITON_MODEL=LATER_DRAFT_TARGET)
     once = [line for line in as_rendered.splitlines() if line.startswith("data: ")]
     assert len(once) == 1 and '"text_output"' in once[0], as_rendered
     events = [line for line in fixed.splitlines() if line.startswith("data: ")]

@@ -114,18 +114,36 @@ def _die_with_parent() -> None:
 _OWN_NAME = re.compile(r"^(?:specdec-triton-)?specdec(\d+)x[0-9a-f]{8}_")
 
 
+@contextlib.contextmanager
+def sweep_lock():
+    """Held (flock, machine-wide) by every sweep of stale launcher leftovers: whoever holds it sees
+    what a killed launcher left until they let go (the launcher's own test does). Without a
+    lock file we can open, the sweep runs unlocked, as before."""
+    import fcntl
+
+    try:
+        handle = open(Path(tempfile.gettempdir()) / "specdec-triton-sweep.lock", "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def _sweep_stale() -> None:
     """Remove temp dirs and /dev/shm regions left by launchers that were SIGKILLed.
 
     Only names in our own pattern (``specdec<pid>x<8 hex>_``) whose launcher pid is gone are touched.
     """
-    for folder in (Path(tempfile.gettempdir()), Path("/dev/shm")):
-        with contextlib.suppress(OSError):
-            for entry in folder.iterdir():
-                m = _OWN_NAME.match(entry.name)
-                if m and not Path(f"/proc/{m.group(1)}").exists():
-                    with contextlib.suppress(OSError):
-                        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    with sweep_lock():
+        for folder in (Path(tempfile.gettempdir()), Path("/dev/shm")):
+            with contextlib.suppress(OSError):
+                for entry in folder.iterdir():
+                    m = _OWN_NAME.match(entry.name)
+                    if m and not Path(f"/proc/{m.group(1)}").exists():
+                        with contextlib.suppress(OSError):
+                            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
 
 
 def free_ports(n: int = 1) -> list[int]:
