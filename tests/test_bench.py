@@ -91,8 +91,15 @@ def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
     assert [r.concurrency for r in runs] == [2]
     for r in runs:
         assert r.requests == 3 and r.errors == 0
-        assert r.ttft_ms > 0 and r.itl_ms > 0 and r.output_tokens_per_s > 0 and r.requests_per_s > 0
-        assert r.latency_ms > r.ttft_ms  # per-step events: the first one comes before the end
+        assert r.ttft_ms > 0 and r.itl_ms >= 0 and r.output_tokens_per_s > 0 and r.requests_per_s > 0
+        # On an idle machine the tiny model's steps can come so close together that AIPerf reads
+        # several events in one chunk (ITL 0, TTFT = latency); that the events were per step is
+        # shown by the responses AIPerf recorded for each request.
+        assert r.latency_ms >= r.ttft_ms
+    raw = [json.loads(line) for line in (aiperf_run / results.RAW).read_text().splitlines() if line.strip()]
+    profiled = [row for row in raw if (row.get("metadata") or {}).get("benchmark_phase", "profiling") == "profiling"]
+    assert profiled and all(len(row.get("responses") or []) > 1 for row in profiled), \
+        [len(row.get("responses") or []) for row in profiled]
 
 
 @needs_aiperf
