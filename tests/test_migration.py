@@ -37,6 +37,14 @@ def copy_root(tmp_path):
     return tmp_path
 
 
+def _plant(root, old: str, new: str) -> None:
+    """Replace the first ``old`` in the copied map.yaml with ``new`` (``old`` must be there)."""
+    path = root / migration.MAP_PATH
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
 @pytest.mark.parametrize("old,new,expect", [
     ("speculative_model_dir: /models/draft", "speculative_model: /models/draft", "speculative_model"),
     ("decoding_type: DraftTarget\n            max_draft_len: 4\n            speculative_model_dir",
@@ -45,10 +53,7 @@ def copy_root(tmp_path):
     ("engine_only: MedusaDecodingConfig", "engine_only: NGramDecodingConfig", "TensorRT-engine only"),
 ])
 def test_a_wrong_side_is_reported_with_its_row(copy_root, old, new, expect):
-    path = copy_root / migration.MAP_PATH
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
+    _plant(copy_root, old, new)
     _, problems = migration.check(copy_root)
     assert any(expect in p.message and p.path == migration.MAP_PATH and p.line > 1 for p in problems), problems
 
@@ -92,10 +97,7 @@ def test_every_legacy_request_input_is_mapped_and_every_llmapi_name_exists():
     ("  - legacy: [temperature]\n", "  - legacy: [temperature, top_k]\n", "'top_k' is mapped twice"),
 ])
 def test_a_wrong_request_input_is_reported_with_its_line(copy_root, old, new, expect):
-    path = copy_root / migration.MAP_PATH
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
+    _plant(copy_root, old, new)
     _, problems = migration.check_inputs(copy_root)
     assert any(expect in p.message and p.path == migration.MAP_PATH for p in problems), problems
 
