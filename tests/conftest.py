@@ -28,18 +28,6 @@ from prefetch import LANE
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """The site as `make build` makes it (`mkdocs build --strict`), built once per session: the
-    static checks of test_site.py and the browser checks of test_browser.py read the same build."""
-    from site_build import ROOT, build
-
-    out = tmp_path_factory.mktemp("site")
-    result = build(ROOT, out)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    return out
-
-
-@pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
     """(target_dir, draft_dir): the deterministic tiny HF models, written once per test session."""
     from specdec_guide.models.tiny import write_tiny_models
@@ -81,7 +69,8 @@ LANE.add("site:built", _build_site, _uses("built_site"))
 
 @pytest.fixture(scope="session")
 def built_site():
-    """The site of this checkout, built once per session with ``mkdocs build --strict``."""
+    """The site of this checkout, built once per session with ``mkdocs build --strict`` (in the lane):
+    the static checks of test_site.py and the browser checks of test_browser.py read the same build."""
     out, result = LANE.result("site:built")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out
