@@ -305,9 +305,11 @@ def test_FACT_load_failures(tmp_path, tiny_models, auto_complete):
     target, draft = tiny_models
     repo = _failing_repo(tmp_path, target, draft, auto_complete=auto_complete)
     server = TritonServer(repo, timeout=180, env=ENV, auto_complete=auto_complete)
-    with pytest.raises(UserError) as err:
-        server.start()
-    server.stop()
+    try:
+        with pytest.raises(UserError) as err:
+            server.start()
+    finally:
+        server.stop()  # also when the start unexpectedly succeeded
     reasons = str(err.value).split("\nlog tail:")[0]
     required = value("1.1.0", "llmapi_triton_config_required_keys")["auto_complete" if auto_complete else "initialize"]
     assert ("'no_decoupled' failed to load" in reasons) == ("decoupled" in required), (cite("1.1.0", "llmapi_triton_config_required_keys"), reasons)

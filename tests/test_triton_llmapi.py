@@ -313,8 +313,11 @@ def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models
         (model / "1/model.py").write_bytes((baseline / "1/model.py").read_bytes())
     assert sorted(p.name for p in repo.iterdir()) == ["eagle3", "mtp", "unknown"]
     server = TritonServer(repo, timeout=180)
-    with pytest.raises(UserError) as err:
-        server.start()
+    try:
+        with pytest.raises(UserError) as err:
+            server.start()
+    finally:
+        server.stop()  # also when the start unexpectedly succeeded
     first = str(err.value).splitlines()[0]
     assert "model 'eagle3' failed to load" in first and "EAGLE-3" in first
     assert "model 'mtp' failed to load" in first and "MTP" in first
