@@ -12,6 +12,7 @@ once and every consumer follows it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -107,8 +108,20 @@ def load_folder(folder: Path, track: str) -> Behaviour:
 
 
 def load(track: str | None = None) -> Behaviour:
-    """The behaviour record of a track (id or alias; ``None``: the default track)."""
+    """The behaviour record of a track (id or alias; ``None``: the default track).
+
+    Parsed once per set of files: the stand-in asks for several facts while a model loads, and
+    the validator for one per file. A file that changes on disk (name, mtime, size) is read again.
+    """
     from specdec_guide.validate.schema import Registry
 
     resolved = Registry().resolve(track)
-    return load_folder(resolved.folder / "behaviour", resolved.id)
+    folder = resolved.folder / "behaviour"
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.yaml"))) \
+        if folder.is_dir() else ()
+    return _load_cached(str(folder), resolved.id, stamp)
+
+
+@lru_cache(maxsize=8)
+def _load_cached(folder: str, track: str, _stamp: tuple) -> Behaviour:
+    return load_folder(Path(folder), track)

@@ -148,12 +148,7 @@ class VerifyTable:
         from specdec_guide.diagnostics import read_utf8
 
         self.path = path
-        try:
-            text = read_utf8(path)
-        except UserError:
-            raise
-        except OSError as err:
-            raise UserError(f"{path}: cannot read the verification-cost measurement: {err.strerror or err}") from None
+        text = read_utf8(path)  # an unreadable file is already a path:line:col UserError
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:

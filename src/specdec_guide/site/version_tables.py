@@ -165,6 +165,9 @@ def track_tabs(lang: str, name: str, root=None, registry: Registry | None = None
 
 def expand(page_markdown: str, registry: Registry | None = None, root=None) -> str:
     """The page with every marker replaced (unchanged when it has none)."""
+    if MARKER not in page_markdown and TRACKS_MARKER not in page_markdown and not TABS_RE.search(page_markdown):
+        return page_markdown
+    registry = registry or Registry()  # one registry for every marker of the page
     if MARKER in page_markdown:
         page_markdown = page_markdown.replace(MARKER, markdown(registry))
     if TRACKS_MARKER in page_markdown:
