@@ -86,6 +86,10 @@ def lane(request, tmp_path_factory):
     if LANE is None:
         yield None
         return
+    # Made here, before the lane's threads exist: pytest computes the base folder lazily, and two
+    # threads asking first at once would each make one (a mktemp then fails, "not a normalized and
+    # relative path").
+    tmp_path_factory.getbasetemp()
     LANE.start(request.session.items, tmp_path_factory)
     try:
         yield LANE

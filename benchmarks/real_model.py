@@ -43,9 +43,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from specdec_guide import methods
+
 ROOT = Path(__file__).resolve().parents[1]
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-METHODS = ("baseline", "ngram", "draft_target", "user_provided")
+# Every method the CPU engine runs (schemas/methods.yaml), baseline first.
+METHODS = methods.cpu_ids()
 HF_PROMPT_LOOKUP_TOKENS = 4  # the templates' max_draft_len, so both sides draft up to 4 tokens
 GOAL_KINDS = ("code editing", "context answering")  # where prompt lookup is meant to pay
 # Draft/Target is timed in the first round only: its draft costs most of a target step, so it is
@@ -126,9 +129,7 @@ def render_repos(work: Path, target: Path, draft: Path) -> dict[str, Path]:
 
     out = {}
     for method in METHODS:
-        extra = {"draft_model": str(draft)} if method == "draft_target" else {}
-        if method == "user_provided":
-            extra["drafter"] = f"{DRAFTER}:PromptLookupDrafter"
+        extra = methods.render_arguments(method, draft_model=draft, drafter=f"{DRAFTER}:PromptLookupDrafter")
         repo = work / method
         templates.render(method, model=str(target), out=repo, force=True, **extra)
         out[method] = next(repo.rglob("model.yaml"))
@@ -304,8 +305,11 @@ def goal(rows: dict) -> dict:
             for kind in GOAL_KINDS}
 
 
-LABELS = {"baseline": "ours: baseline", "ngram": "ours: NGram", "draft_target": "ours: Draft/Target",
-          "user_provided": "ours: user-provided (prompt lookup)", "hf_greedy": "HF generate: greedy",
+# The table's rows: every method of METHODS (short names for those the stored run has; a method added
+# to the registry later gets its registry label), then Hugging Face's two.
+_SHORT = {"baseline": "baseline", "ngram": "NGram", "draft_target": "Draft/Target",
+          "user_provided": "user-provided (prompt lookup)"}
+LABELS = {**{m: f"ours: {_SHORT.get(m) or methods.get(m).label}" for m in METHODS}, "hf_greedy": "HF generate: greedy",
           "hf_prompt_lookup": f"HF generate: `prompt_lookup_num_tokens={HF_PROMPT_LOOKUP_TOKENS}`"}
 
 

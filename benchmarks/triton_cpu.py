@@ -29,13 +29,14 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
-from specdec_guide import templates
+from specdec_guide import methods, templates
 from specdec_guide.models.tiny import write_tiny_models
 from specdec_guide.triton import TritonServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-METHODS = ("baseline", "ngram", "draft_target", "user_provided")
+# Every method the CPU engine runs (schemas/methods.yaml), baseline first.
+METHODS = methods.cpu_ids()
 PROMPTS = [
     "The quick brown fox jumps over the lazy dog. The quick brown",
     "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n",
@@ -49,9 +50,7 @@ PROMPTS = [
 def _render_all(repo: Path, target: Path, draft: Path) -> None:
     common = dict(model=str(target), out=repo, force=True)
     for method in METHODS:
-        extra = {"draft_model": str(draft)} if method == "draft_target" else {}
-        if method == "user_provided":
-            extra["drafter"] = f"{DRAFTER}:PromptLookupDrafter"
+        extra = methods.render_arguments(method, draft_model=draft, drafter=f"{DRAFTER}:PromptLookupDrafter")
         templates.render(method, name=method, **common, **extra)
 
 

@@ -7,8 +7,10 @@ per session and shared:
 - ``smollm2_dir``: the real model's checkpoint (downloaded and converted once per machine).
 - ``stand_in_server``: ONE tritonserver for the session serving the guide's templates on the tiny
   models: ``tensorrt_llm`` (baseline, decoupled), ``tensorrt_llm_sync`` (decoupled: false),
-  ``ngram``, ``draft_target``, ``user_provided``, ``draft_target_later_release`` and ``no_policy``
-  (no policy in config.pbtxt, for the launcher tests) (tests/stand_in.py says what to mind).
+  ``ngram``, ``draft_target``, ``user_provided``, ``draft_target_later_release``, ``no_policy``
+  (no policy in config.pbtxt, for the launcher tests) and the per-track models of the fidelity
+  tests; launched at the first test, so that it loads while other tests run (tests/stand_in.py
+  says what to mind).
 - ``built_site``: the site of this checkout built once with ``mkdocs build --strict`` (folder).
 - ``walked_page(PAGE)``: each page of ``pagewalk.WALKED_PAGES`` walked once per session.
 
@@ -23,8 +25,12 @@ smollm2_dir; test_triton_server.py and test_quickstart.py use it).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from prefetch import LANE
+from prefetch import LANE, prepare_smollm2, smollm2_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -43,13 +49,69 @@ def smollm2_dir():
     return ensure_checkpoint()
 
 
-@pytest.fixture(scope="session")
-def stand_in_server(tmp_path_factory, tiny_models):
-    """The session's tritonserver with the models of tests/stand_in.py MODELS, on the tiny models.
-    Six model processes load at once: on 2 busy shared cores five took up to 175 s (measured)."""
-    from stand_in import serve_templates, stand_in_renders
+#: From its launch: its 15 models load while the lane's jobs and other tests share the 2 cores
+#: (measured: 7 models took up to 51 s with the main thread waiting, 5 up to 175 s on busy cores).
+STAND_IN_READY_S = 480
 
-    yield from serve_templates(tmp_path_factory.mktemp("stand_in_repo"), stand_in_renders(*tiny_models), timeout=300)
+
+@pytest.fixture(scope="session")
+def stand_in_launched(tmp_path_factory, tiny_models):
+    """The session's tritonserver with the models of tests/stand_in.py MODELS, on the tiny models,
+    launched (not waited for) at the first test under tests/ (``_launch_early``); stopped at the
+    end, leaving no process and no shared-memory file."""
+    from pathlib import Path
+
+    from stand_in import MODELS, launch, render_models
+
+    repo = render_models(tmp_path_factory.mktemp("stand_in_repo"), MODELS, *tiny_models)
+    server = launch(repo, STAND_IN_READY_S)
+    pid = server.proc.pid
+    try:
+        yield server
+    finally:
+        # Killed, not stopped in order: 15 stubs take ~10 s to shut down at the very end of the
+        # session, with nothing else left to run. The orderly stop of the launcher and of stand-in
+        # models is tested where it is the subject (test_triton_server.py, test_triton_llmapi.py,
+        # the page walks' `triton up`).
+        server.stop(grace_s=0)
+    assert not server.shm_files()
+    assert not Path(f"/proc/{pid}").exists()  # the server (and its process group) is gone
+
+
+@pytest.fixture(scope="session")
+def stand_in_server(stand_in_launched):
+    """The session's stand-in server, ready (tests/stand_in.py says what it serves)."""
+    return stand_in_launched.wait_ready()
+
+
+def _uses_stand_in(item) -> bool:
+    return "stand_in_server" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that use the session server run after the others (each module keeps its own
+    order), so that the server, launched at the first test, loads its models while they run; the
+    notebooks stay last, as collected (their runs are the lane's; the main thread only reports them).
+    (Moving the modules that read lane jobs' results later as well was measured: no faster.)"""
+    def module(item):
+        return getattr(getattr(item, "module", None), "__name__", None)
+
+    server = {module(item) for item in items if _uses_stand_in(item)}
+
+    def rank(item) -> int:
+        if str(item.fspath).endswith(".ipynb"):
+            return 2
+        return 1 if module(item) in server else 0
+
+    items.sort(key=rank)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _launch_early(request):
+    """Launch the session server at the first test when a collected test will use it: its models then
+    load while other tests run, instead of in front of the first test that needs it."""
+    if any(_uses_stand_in(item) for item in request.session.items):
+        request.getfixturevalue("stand_in_launched")
 
 
 # -- jobs of the lane ---------------------------------------------------------------------------
@@ -80,14 +142,16 @@ def _walk(page: str):
     def job(tmp_path_factory):
         from specdec_guide import pagewalk
         from specdec_guide.diagnostics import UserError
-        from specdec_guide.models import smollm2
 
-        # Fetched before the walk (once per machine), so the page's `models fetch` prints the
-        # cached form that the page shows; the download itself is tested in test_models_smollm2.py.
-        smollm2.ensure_checkpoint()
+        # Fetched before the walk (once per machine, in the main thread: prefetch.prepare_smollm2),
+        # so the page's `models fetch` prints the cached form that the page shows; the download
+        # itself is tested in test_models_smollm2.py.
+        smollm2_checkpoint()
         workdir = tmp_path_factory.mktemp("walk")
         try:
-            return pagewalk.walk(page, workdir=workdir), workdir / "clone"
+            # The root named, not found from the working directory: a test running meanwhile may
+            # have changed it (monkeypatch.chdir), and the lane shares the process with it.
+            return pagewalk.walk(page, root=ROOT, workdir=workdir), workdir / "clone"
         except UserError as err:
             return err
 
@@ -110,7 +174,7 @@ def _add_walks() -> None:
     from specdec_guide import pagewalk
 
     for page in pagewalk.WALKED_PAGES:
-        LANE.add(f"walk:{page}", _walk(page), _walk_needed(page))
+        LANE.add(f"walk:{page}", _walk(page), _walk_needed(page), prepare=prepare_smollm2)
 
 
 _add_walks()

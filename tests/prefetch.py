@@ -20,7 +20,9 @@ off (every job is then computed by the first test that asks, as a plain session 
 Adding a job (for a fixture of your own): ``LANE.add(key, fn, needed_by)`` at import time of a
 conftest, where ``fn(tmp_path_factory)`` computes the result and ``needed_by(item)`` says whether a
 collected test item uses it; then ``LANE.result(key)`` in the fixture. A job must not touch
-per-test state (monkeypatch, capsys, the working directory) and must stop every process it
+per-test state (monkeypatch, capsys, the working directory) nor depend on it (it names paths from
+the repository root: a test running beside it may change the working directory or the
+environment; what it needs from them goes in a ``prepare`` step), and must stop every process it
 starts before it returns (the launcher ties tritonserver to the thread that started it with
 PR_SET_PDEATHSIG). At the end of the session the lane takes no new job and waits for the one
 it is running, so nothing it started outlives the session.
@@ -34,12 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 #: The lane's order: the prefixes of job keys, first to last. The longest job first (the
-#: benchmarking notebook, ~100 s on 2 idle cores, run by nbmake at the very end of the session),
-#: so it never ends last; then what tests in the middle of the session need (the page walks, the
-#: site builds), then the tests marked :func:`ahead` (they wait on servers, seconds each), then
-#: the other notebooks. The main thread takes from the front what nobody has started when a test
-#: needs it.
-ORDER = ("notebook:notebooks/08_", "walk:", "site:", "ahead:", "notebook:")
+#: benchmarking notebook, ~80 s on 2 idle cores and up to 190 s in the suite, reported by nbmake at
+#: the very end of the session), so it never ends last; then the longest page walk (the estimate
+#: page, ~60 s: the main thread reaches its test early and would wait for it), the other walks and
+#: the quick start's own server, then the site builds, the other tests marked :func:`ahead` (they
+#: wait on servers, seconds each), then the other notebooks. The main thread takes from the front
+#: what nobody has started when a test needs it.
+ORDER = ("notebook:notebooks/08_", "walk:speculative_decoding/estimate.md", "walk:", "ahead:test_quickstart::",
+         "site:", "ahead:", "notebook:")
 THREADS = 2
 CLEANUP_TIMEOUT_S = 120  # at the end of the session, for a job that was stopped to clean up
 
@@ -55,6 +59,7 @@ class _Job:
     done: threading.Event = field(default_factory=threading.Event)
     where: str = ""  # "lane" or "main": who computed it (reported in the session summary)
     seconds: float = 0.0
+    prepare: Callable[[], Any] | None = None  # run in the main thread before the lane starts
 
 
 class Lane:
@@ -66,9 +71,12 @@ class Lane:
         self._tmp = None
         self._queue: list[str] = []
 
-    def add(self, key: str, fn: Callable[[Any], Any], needed_by: Callable[[Any], bool]) -> None:
+    def add(self, key: str, fn: Callable[[Any], Any], needed_by: Callable[[Any], bool],
+            prepare: Callable[[], Any] | None = None) -> None:
+        """``prepare``: what the job needs computed in the main thread, once, before any test runs
+        (state that a test's monkeypatch could change under a job running beside it)."""
         with self._lock:
-            self._jobs.setdefault(key, _Job(key, fn, needed_by))
+            self._jobs.setdefault(key, _Job(key, fn, needed_by, prepare=prepare))
 
     def has(self, key: str) -> bool:
         return key in self._jobs
@@ -79,6 +87,8 @@ class Lane:
         if self._threads:
             return []
         wanted = [job for job in self._jobs.values() if any(job.needed_by(item) for item in items)]
+        for prepare in dict.fromkeys(job.prepare for job in wanted if job.prepare is not None):
+            prepare()
         rank = {job.key: next((i for i, p in enumerate(ORDER) if job.key.startswith(p)), len(ORDER)) for job in wanted}
         queue = [job.key for job in sorted(wanted, key=lambda j: rank[j.key])]  # stable: registration order within a rank
         threads = int(os.environ.get("SPECDEC_TEST_LANE", THREADS))
@@ -171,10 +181,33 @@ LANE = Lane()
 _MODULE_LOCKS: dict[str, threading.Lock] = {}
 
 
-def _smollm2_dir(tmp_path_factory, name):
+_CHECKPOINT: dict[str, Any] = {}
+
+
+def prepare_smollm2() -> None:
+    """The real model's checkpoint, made ready in the main thread before the lane starts (a prepare
+    step): a job that called ensure_checkpoint itself could run while a test monkeypatches pip's
+    environment or the pinned hash (tests/test_models_smollm2.py) and fetch the wrong file."""
     from specdec_guide.models.smollm2 import ensure_checkpoint
 
-    return ensure_checkpoint()  # as the session fixture smollm2_dir (locked: one conversion per machine)
+    if not _CHECKPOINT:
+        try:
+            _CHECKPOINT["dir"] = ensure_checkpoint()  # as the session fixture smollm2_dir (cached per machine)
+        except Exception as err:  # noqa: BLE001 - raised again in each job that needs it
+            _CHECKPOINT["error"] = err
+
+
+def smollm2_checkpoint():
+    """The checkpoint ``prepare_smollm2`` made ready (its error raised again, in the job)."""
+    if not _CHECKPOINT:
+        prepare_smollm2()  # the lane is off: the job runs in the main thread, as a fixture would
+    if "error" in _CHECKPOINT:
+        raise _CHECKPOINT["error"]
+    return _CHECKPOINT["dir"]
+
+
+def _smollm2_dir(tmp_path_factory, name):
+    return smollm2_checkpoint()
 
 
 #: The arguments an :func:`ahead` test may take: name -> (tmp_path_factory, test name) -> value.
@@ -213,7 +246,7 @@ def ahead(test):
         module = getattr(getattr(item, "module", None), "__name__", None)
         return getattr(item, "originalname", item.name) == test.__name__ and module == test.__module__
 
-    LANE.add(key, job, needed)
+    LANE.add(key, job, needed, prepare=prepare_smollm2 if "smollm2_dir" in names else None)
 
     def run_ahead():
         LANE.result(key)

@@ -1,21 +1,28 @@
 """The CPU stand-in of TensorRT-LLM's llmapi model on a real tritonserver, shared by test modules.
 
 Reuse before you start a server: a tritonserver costs seconds to start and stop, and each model in
-it is a Python stub process that imports torch and transformers (about 6 CPU seconds on 2 cores).
+it is a Python stub process that imports torch and transformers (4 to 6 CPU seconds each, measured
+on 2 cores).
 
 - ``stand_in_server`` (session fixture in tests/conftest.py): ONE server for the whole session on
-  the tiny models, with the models in :data:`MODELS`. Request it instead of starting your own
-  when the guide's templates as rendered are what you need. Mind that NGram's pool is shared
-  across requests (``is_public_pool``), so its draft counters depend on what other tests sent
-  before: assert counters on ``draft_target``, whose drafts depend on the prompt alone.
+  the tiny models, with the models in :data:`MODELS`: the guide's templates as rendered, and the
+  per-track models of tests/test_stand_in_fidelity.py (:func:`fidelity_name`). It is launched at
+  the session's first test and loads its models while other tests run; the first test that asks
+  for it waits until it is ready. Request it instead of starting your own, and add a model to
+  :data:`MODELS` rather than starting a second server. Mind that NGram's pool is shared across
+  requests (``is_public_pool``), so its draft counters depend on what other tests sent before:
+  assert counters on ``draft_target``, whose drafts depend on the prompt alone.
   Its teardown checks that the server left no process and no shared-memory file behind.
-- :func:`serve_templates`: for a module that needs a repository of its own (other settings, a
-  broken model); ``yield from serve_templates(repo, renders)`` in a module fixture.
+- :func:`render_models`: the same renders into a repository of your own (other settings, a broken
+  model), for a server a test must start itself (a load failure, say).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from specdec_guide.templates import TRACK as DEFAULT_TRACK
 
 DRAFTER = Path(__file__).resolve().parents[1] / "snippets" / "drafters" / "prompt_lookup_drafter.py"
 #: The synchronous copy's name, as the guide's pages call it (snippets/triton/render_sync.sh).
@@ -28,7 +35,62 @@ LATER_DRAFT_TARGET = "draft_target_later_release"
 NO_POLICY = "no_policy"
 #: The policy block that `repo render` writes into config.pbtxt (removed for NO_POLICY).
 POLICY = "model_transaction_policy {\n  decoupled: true\n}\n"
-#: name -> (template, extra render arguments); ``model`` is the tiny target, ``DRAFT`` the tiny draft.
+#: One engine thread per model: tests share two cores (measured: 32x10 requests took 59 s with 2
+#: threads per model, 3 s with 1).
+ENGINE_ENV = {"SPECDEC_ENGINE_THREADS": "1"}
+
+#: The fidelity test's models, one of each kind per track: kind -> (template, extra render options).
+FIDELITY_KINDS = {
+    "ngram": ("ngram", {}),  # sampler_type auto (TorchSampler), decoupled
+    "dt": ("draft_target", {"draft_model": "DRAFT"}),  # the track's spelling of the draft key
+    "sync": ("baseline", {"decoupled": False}),
+    "trtllmsampler": ("ngram", {"sampler_type": "TRTLLMSampler"}),
+    "mismatch": ("ngram", {"pbtxt_decoupled": False}),  # model.yaml decoupled, config.pbtxt not
+}
+#: On the default track, these kinds are rendered exactly as session models are: served once.
+SAME_AS_SESSION = {"dt": "draft_target", "sync": SYNC, "trtllmsampler": "ngram"}
+
+
+def _draft_key(track: str) -> str | None:
+    """The draft key as the track's snapshot spells it (DraftTargetDecodingConfig), where that is
+    not the template's own ``speculative_model_dir``."""
+    from registry import registry
+
+    fields = (registry().resolve(track).classes().get("DraftTargetDecodingConfig") or {}).get("fields") or {}
+    return "speculative_model" if "speculative_model" in fields else None
+
+
+def fidelity_name(track: str, kind: str) -> str:
+    """The model serving ``kind`` (FIDELITY_KINDS) for ``track`` on the session server."""
+    if track == DEFAULT_TRACK and kind in SAME_AS_SESSION:
+        return SAME_AS_SESSION[kind]
+    return f"{kind}_{track.replace('.', '')}"
+
+
+def _fidelity_models(tracks) -> dict:
+    models = {}
+    for track in tracks:
+        for kind, (template, extra) in FIDELITY_KINDS.items():
+            if fidelity_name(track, kind) not in SAME_AS_SESSION.values():
+                key = {"draft_key": _draft_key(track)} if template == "draft_target" and _draft_key(track) else {}
+                models[fidelity_name(track, kind)] = (template, {**extra, "track": track, **key})
+    # A model with max_batch_size > 0: the release refuses its [1, n] text_input. (The teaching
+    # departures are tested on LATER_DRAFT_TARGET.)
+    models["batched"] = ("baseline", {"max_batch_size": 4, "decoupled": False})
+    return models
+
+
+def _tracks() -> list[str]:
+    from registry import tracks
+
+    return tracks()
+
+
+#: name -> (template, extra render options); ``model`` is the tiny target, ``DRAFT`` the tiny draft.
+#: Options besides templates.render's own: ``shows`` (triton_config.cpu_behaviour), ``sampler_type``,
+#: ``policy: False`` (no model_transaction_policy in config.pbtxt), ``pbtxt_decoupled`` (the policy
+#: config.pbtxt gives, whatever model.yaml says), ``track`` (the release model.yaml names) and
+#: ``draft_key`` (the draft key's spelling).
 MODELS = {
     "tensorrt_llm": ("baseline", {}),  # decoupled, under the name the snippets and notebooks use
     SYNC: ("baseline", {"decoupled": False}),  # decoupled: false (/infer, unary gRPC)
@@ -43,57 +105,57 @@ MODELS = {
     # The launcher tests (test_triton_llmapi.py, test_troubleshooting.py) share it instead of
     # starting servers of their own.
     NO_POLICY: ("baseline", {"policy": False}),
+    **_fidelity_models(_tracks()),
 }
 
 
-def stand_in_renders(target, draft) -> list[tuple[str, dict]]:
-    """:data:`MODELS` as :func:`serve_templates` renders, on the given tiny models."""
-    renders = []
-    for name, (method, extra) in MODELS.items():
-        kwargs = {"model": str(target), **{k: str(draft) if v == "DRAFT" else v for k, v in extra.items()}}
-        if name != "tensorrt_llm":
-            kwargs["name"] = name
-        renders.append((method, kwargs))
-    return renders
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace the one occurrence of ``old`` in ``path`` (fails loudly when the template changed)."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path}: {old!r} occurs {text.count(old)} times"
+    path.write_text(text.replace(old, new))
 
 
-def serve_templates(repo, renders, timeout: float = 180, shows=()):
-    """Render templates into ``repo`` and serve them on a real tritonserver; yields the server.
+def set_policy(model_dir: Path, decoupled: bool) -> None:
+    """config.pbtxt's model_transaction_policy says ``decoupled`` (model.yaml is left as it is)."""
+    path = model_dir / "config.pbtxt"
+    text, n = re.subn(r"(?m)^(\s+decoupled:)\s*\w+", r"\g<1> " + str(decoupled).lower(), path.read_text())
+    assert n == 1, path
+    path.write_text(text)
 
-    For module fixtures (``yield from serve_templates(...)``): ``renders`` is a list of
-    (method, render keyword arguments). One engine thread each: tests share two cores (measured:
-    32x10 requests took 59 s with 2 threads per model, 3 s with 1). The server is stopped when the
-    fixture ends; it must leave no process and no shared-memory file behind.
-    ``shows``: departures from the pinned release (triton_config.cpu_behaviour, e.g.
-    ``("stream_per_step", "filled_draft_counters")``) for tests of what a later release sends.
-    A render's ``policy: False`` removes model_transaction_policy from its config.pbtxt.
-    """
+
+def render_models(repo: Path, models: dict, target, draft) -> Path:
+    """Render ``models`` (the form of :data:`MODELS`) into ``repo`` on the given tiny models."""
     from specdec_guide import templates
-    from specdec_guide.triton import serve
 
-    for method, kwargs in renders:
-        kwargs = dict(kwargs)
-        shows_here = kwargs.pop("shows", shows)
+    for name, (method, extra) in models.items():
+        kwargs = {k: str(draft) if v == "DRAFT" else v for k, v in extra.items()}
+        shows = kwargs.pop("shows", ())
         sampler = kwargs.pop("sampler_type", None)
         policy = kwargs.pop("policy", True)
-        model = templates.render(method, out=repo, force=True, **kwargs)
+        pbtxt_decoupled = kwargs.pop("pbtxt_decoupled", None)
+        track = kwargs.pop("track", None)
+        draft_key = kwargs.pop("draft_key", None)
+        model = templates.render(method, model=str(target), out=repo, force=True,
+                                 **({} if name == "tensorrt_llm" else {"name": name}), **kwargs)
+        yaml_path = model / "1" / "model.yaml"
         if not policy:
-            path = model / "config.pbtxt"
-            text = path.read_text()
-            assert text.count(POLICY) == 1, path
-            path.write_text(text.replace(POLICY, ""))
+            edit(model / "config.pbtxt", POLICY, "")
+        if pbtxt_decoupled is not None:
+            set_policy(model, pbtxt_decoupled)
         if sampler:
-            path = model / "1" / "model.yaml"
-            text = path.read_text()
-            assert text.count("backend: pytorch\n") == 1, path
-            path.write_text(text.replace("backend: pytorch\n", f"backend: pytorch\nsampler_type: {sampler}\n"))
-        if shows_here:
-            path = model / "1" / "model.yaml"
-            text = path.read_text()
-            assert text.count("\ntriton_config:\n") == 1, path
-            path.write_text(text.replace("\ntriton_config:\n", f"\ntriton_config:\n  cpu_behaviour: [{', '.join(shows_here)}]\n"))
-    with serve(repo, timeout=timeout, env={"SPECDEC_ENGINE_THREADS": "1"}) as server:
-        pid = server.proc.pid
-        yield server
-    assert not server.shm_files()
-    assert not Path(f"/proc/{pid}").exists()  # the server (and its process group) is gone
+            edit(yaml_path, "backend: pytorch\n", f"backend: pytorch\nsampler_type: {sampler}\n")
+        if shows:
+            edit(yaml_path, "\ntriton_config:\n", f"\ntriton_config:\n  cpu_behaviour: [{', '.join(shows)}]\n")
+        if track:
+            yaml_path.write_text(re.sub(r"trtllm=\S+", f"trtllm={track}", yaml_path.read_text()))
+        if draft_key:
+            edit(yaml_path, "speculative_model_dir:", f"{draft_key}:")
+    return repo
+
+
+def launch(repo: Path, timeout: float):
+    """The session server, launched and not waited for (``wait_ready()`` waits)."""
+    from specdec_guide.triton import TritonServer
+
+    return TritonServer(repo, timeout=timeout, env=ENGINE_ENV).start(wait=False)

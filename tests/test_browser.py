@@ -10,7 +10,8 @@
   checks the links of Markdown pages, not those inside rendered notebooks nor the tables of
   contents that mkdocs-jupyter makes; this checks every link the browser sees.
 
-Every page is loaded once, and every check reads that one visit (``visits``). Uses the system's
+Every page is loaded once, and every check reads that one visit (``visits``, a job of the lane:
+it runs in the background while other tests run). Uses the system's
 headless Chromium (Debian package `chromium`; .ci/run installs it) on the session's site build
 (``built_site``, `mkdocs build --strict`, what `make serve` serves), served over HTTP.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from prefetch import LANE
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (apt-get install chromium)")
@@ -46,15 +48,15 @@ def _page_urls(site: Path) -> list[str]:
     return urls
 
 
-@pytest.fixture(scope="module")
-def site(built_site):
-    out = built_site  # the session's build (tests/conftest.py), shared with test_site.py
+@contextlib.contextmanager
+def _served(out: Path):
+    """The built site over HTTP on a free loopback port: yields its base URL."""
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", _page_urls(out), out
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()
@@ -65,8 +67,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def browser():
+@contextlib.contextmanager
+def _chromium():
+    """Headless Chromium through Playwright (in the calling thread)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -81,46 +84,59 @@ def browser():
             chromium.close()
 
 
-@contextlib.contextmanager
-def _page(browser, url: str):
-    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
-    try:
-        page.goto(url, wait_until="load")
-        yield page
-    finally:
-        page.close()
+@pytest.fixture(scope="module")
+def site(built_site):
+    out = built_site  # the session's build (tests/conftest.py), shared with test_site.py
+    with _served(out) as base:
+        yield base, _page_urls(out), out
 
 
-def test_basics_notebook_plot_is_visible_in_a_browser(site, browser, tmp_path):
-    base = site[0]
-    with _page(browser, base + NOTEBOOK_URL) as page:
-        assert "Speculative decoding basics" in page.content()
-        plot = page.locator('img[src^="data:image/png"]').last
-        plot.scroll_into_view_if_needed()
-        assert plot.is_visible()
-        width, height = plot.evaluate("img => [img.naturalWidth, img.naturalHeight]")
-        assert width >= 400 and height >= 200
-        box = plot.bounding_box()
-        assert box and box["width"] > 300, box
-        page.screenshot(path=str(tmp_path / "basics.png"))
-        assert page.get_by_text("Last verified").first.is_visible()
+# What the visit measures on the basics notebook: its last plot (scrolled to) and its first formula.
+_PLOT = """() => {
+  const imgs = [...document.querySelectorAll('img[src^="data:image/png"]')];
+  const img = imgs[imgs.length - 1];
+  if (!img) return null;
+  img.scrollIntoView();
+  const r = img.getBoundingClientRect();
+  const stamp = [...document.querySelectorAll('article *')].find(
+    e => e.childElementCount === 0 && e.textContent.includes('Last verified'));
+  const s = stamp ? stamp.getBoundingClientRect() : null;
+  return {natural: [img.naturalWidth, img.naturalHeight], width: r.width,
+          visible: r.width > 0 && r.height > 0 && getComputedStyle(img).visibility !== 'hidden',
+          stamp_visible: !!s && s.width > 0 && s.height > 0};
+}"""
+
+_FORMULA = """() => {
+  const formula = document.querySelector('math');
+  if (!formula) return {count: 0};
+  formula.scrollIntoView();
+  const f = formula.querySelector('mfrac');
+  const text = document.querySelector('article').innerText;
+  return {count: document.querySelectorAll('math').length,
+          num_bottom: f ? f.children[0].getBoundingClientRect().bottom : null,
+          den_top: f ? f.children[1].getBoundingClientRect().top : null,
+          display: getComputedStyle(formula).display,
+          raw_tex: text.includes('\\\\frac') || text.includes('$$'),
+          empty_scripts: document.querySelectorAll('script[src=""]').length};
+}"""
 
 
-def test_formulas_render_as_math_not_raw_tex(site, browser):
-    base = site[0]
-    with _page(browser, base + NOTEBOOK_URL) as page:
-        formulas = page.locator("math")
-        assert formulas.count() >= 1
-        formula = formulas.first
-        formula.scroll_into_view_if_needed()
-        # Drawn as math: the fraction's numerator sits above its denominator (raw TeX has no layout).
-        num_bottom, den_top = formula.locator("mfrac").first.evaluate(
-            "f => [f.children[0].getBoundingClientRect().bottom, f.children[1].getBoundingClientRect().top]")
-        assert num_bottom <= den_top + 1, (num_bottom, den_top)
-        assert formula.evaluate("m => getComputedStyle(m).display") in ("block", "block math")
-        text = page.locator("article").inner_text()
-        assert "\\frac" not in text and "$$" not in text
-        assert page.locator('script[src=""]').count() == 0
+def test_basics_notebook_plot_is_visible_in_a_browser(visits):
+    plot = visits[NOTEBOOK_URL]["plot"]
+    assert plot and plot["visible"], plot
+    width, height = plot["natural"]
+    assert width >= 400 and height >= 200, plot
+    assert plot["width"] > 300, plot
+    assert plot["stamp_visible"], "the notebook page shows no visible 'Last verified' stamp"
+
+
+def test_formulas_render_as_math_not_raw_tex(visits):
+    formula = visits[NOTEBOOK_URL]["formula"]
+    assert formula["count"] >= 1, formula
+    # Drawn as math: the fraction's numerator sits above its denominator (raw TeX has no layout).
+    assert formula["num_bottom"] is not None and formula["num_bottom"] <= formula["den_top"] + 1, formula
+    assert formula["display"] in ("block", "block math"), formula
+    assert not formula["raw_tex"] and formula["empty_scripts"] == 0, formula
 
 
 # Blocks that keep their lines and scroll sideways (docs/assets/extra.css): shell, YAML, printed text.
@@ -183,20 +199,57 @@ _TABLES = """() => [...document.querySelectorAll('article table')]
 _LINKS = "() => [...document.querySelectorAll('a[href]')].map(a => a.href)"
 
 
-@pytest.fixture(scope="module")
-def visits(site, browser):
-    """{page url: what the checks need from it}, every page loaded once, every tab's content shown."""
-    base, urls, _ = site
+def _visit_every_page(tmp_path_factory) -> dict:
+    """{"base": the URL it was served at, "pages": {page url: what the checks need from it}}: every
+    page of the session's build loaded once, every tab's content shown. A job of the lane
+    (tests/prefetch.py), with its own HTTP server and Chromium, in a thread of its own: Playwright's
+    sync API refuses a thread that has an asyncio loop (a lane thread that ran a notebook has one)."""
+    out, result = LANE.result("site:built")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    got: dict = {}
+
+    def visit():
+        try:
+            got["value"] = _visit(out)
+        except BaseException as err:  # noqa: BLE001 - raised again below, in the job
+            got["error"] = err
+
+    thread = threading.Thread(target=visit, name="specdec-test-visits")
+    thread.start()
+    thread.join()
+    if "error" in got:
+        raise got["error"]
+    return got["value"]
+
+
+def _visit(out: Path) -> dict:
     seen = {}
-    for url in urls:
-        with _page(browser, base + url) as page:
+    with _served(out) as base, _chromium() as browser:
+        # One tab for every page, as a reader clicks through the site: a new tab per page would
+        # start a renderer process per page (measured: 100 Chromium processes for one visit each).
+        page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+        for url in _page_urls(out):
+            page.goto(base + url, wait_until="load")
             # Tabbed blocks: show every tab's content so hidden tabs are measured too.
             page.add_style_tag(content=".tabbed-block { display: block !important; }")
             seen[url] = {"code": page.evaluate(_HIDDEN_CODE), "wrapped": page.evaluate(_WRAPPED_LINES),
                          "no_wrap_blocks": page.evaluate(_NO_WRAP_COUNT),
                          "numbers": page.evaluate(_BROKEN_NUMBERS),
                          "tables": page.evaluate(_TABLES), "links": page.evaluate(_LINKS)}
-    return seen
+            for name, probe in PROBES.get(url, {}).items():
+                seen[url][name] = page.evaluate(probe)
+        page.close()
+    return {"base": base, "pages": seen}
+
+
+if CHROMIUM:
+    LANE.add("site:visits", _visit_every_page, lambda item: "visits" in getattr(item, "fixturenames", ()))
+
+
+@pytest.fixture(scope="module")
+def visits():
+    """{page url: what the checks need from it} (``_visit_every_page``, run on the lane)."""
+    return LANE.result("site:visits")["pages"]
 
 
 def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(site, visits):
@@ -223,15 +276,18 @@ def test_no_line_of_a_shell_yaml_or_text_block_wraps(visits):
     assert not problems, "\n".join(problems)
 
 
-def test_a_wrapping_line_is_found(site, browser):
-    """The measure itself can fail: a shell block whose long line is let wrap (as before the fix)."""
-    base = site[0]
-    with _page(browser, base + "speculative_decoding/estimate/") as page:
-        assert page.evaluate(_WRAPPED_LINES) == [] and page.evaluate(_NO_WRAP_COUNT) >= 10
-        page.evaluate("""() => document.querySelector('article').insertAdjacentHTML('beforeend',
-          '<div class="language-bash highlight"><pre><span></span><code style="white-space: pre-wrap">'
-          + 'echo ' + 'word '.repeat(80) + '\\\\\\n  --next-argument</code></pre></div>')""")
-        found = _wrap_problems("speculative_decoding/estimate/", page.evaluate(_WRAPPED_LINES))
+_PLANT_WRAP = """() => { document.querySelector('article').insertAdjacentHTML('beforeend',
+  '<div class="language-bash highlight"><pre><span></span><code style="white-space: pre-wrap">'
+  + 'echo ' + 'word '.repeat(80) + '\\\\\\n  --next-argument</code></pre></div>');
+  return (%s)(); }""" % _WRAPPED_LINES
+
+
+def test_a_wrapping_line_is_found(visits):
+    """The measure itself can fail: a shell block whose long line is let wrap (as before the fix),
+    planted on the estimate page after its own measure."""
+    seen = visits["speculative_decoding/estimate/"]
+    assert seen["wrapped"] == [] and seen["no_wrap_blocks"] >= 10
+    found = _wrap_problems("speculative_decoding/estimate/", seen["planted_wrap"])
     assert len(found) == 1 and "echo word" in found[0], found
 
 
@@ -246,15 +302,23 @@ def test_no_table_is_wider_than_its_column(visits):
     assert not problems, "\n".join(problems)
 
 
-def test_a_table_wider_than_its_column_is_found(site, browser):
-    """The measure itself can fail: a table holding one long unbreakable identifier."""
-    base = site[0]
-    with _page(browser, base + "speculative_decoding/versions/") as page:
-        page.evaluate("""() => document.querySelector('article').insertAdjacentHTML('beforeend',
-          '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr><th>wide</th>'
-          + '</tr></thead><tbody><tr><td><code>' + 'x'.repeat(300) + '</code></td></tr></tbody></table></div></div>')""")
-        problems = _table_problems("speculative_decoding/versions/", page.evaluate(_TABLES))
+_PLANT_TABLE = """() => { document.querySelector('article').insertAdjacentHTML('beforeend',
+  '<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table><thead><tr><th>wide</th>'
+  + '</tr></thead><tbody><tr><td><code>' + 'x'.repeat(300) + '</code></td></tr></tbody></table></div></div>');
+  return (%s)(); }""" % _TABLES
+
+
+def test_a_table_wider_than_its_column_is_found(visits):
+    """The measure itself can fail: a table holding one long unbreakable identifier, planted on the
+    versions page after its own measure."""
+    problems = _table_problems("speculative_decoding/versions/", visits["speculative_decoding/versions/"]["planted_table"])
     assert len(problems) == 1 and "['wide']" in problems[0], problems
+
+
+#: Measures taken on one page after the checks every page gets (the plants change the page).
+PROBES = {NOTEBOOK_URL: {"plot": _PLOT, "formula": _FORMULA},
+          "speculative_decoding/estimate/": {"planted_wrap": _PLANT_WRAP},
+          "speculative_decoding/versions/": {"planted_table": _PLANT_TABLE}}
 
 
 def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[str]:
@@ -282,7 +346,8 @@ def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[s
 
 
 def test_no_link_leads_nowhere(site, visits):
-    base, urls, site_dir = site
+    _, urls, site_dir = site
+    base = LANE.result("site:visits")["base"]  # the links are absolute, at the visit's own server
     assert any(u.startswith("speculative_decoding/notebooks/") for u in visits)
     problems = dead_links(site_dir, base, {url: seen["links"] for url, seen in visits.items()})
     assert not problems, "\n".join(problems)

@@ -200,7 +200,7 @@ def test_benchmarking_notebooks_reading_follows_from_its_stored_tables():
     assert all(w in label for w in TEACHING_LABEL_WORDS), label
     for server in ("baseline", "ngram"):
         ttft = [float(r[2]) for r in throughput if r[0] == server]
-        assert len(ttft) == 3 and ttft == sorted(ttft), f"TTFT grows with concurrency for {server}: {ttft}"
+        assert len(ttft) >= 2 and ttft == sorted(ttft), f"TTFT grows with concurrency for {server}: {ttft}"
     table, label = _stored_table("08_benchmarking.ipynb", "server    set")
     assert all(w in label for w in TEACHING_LABEL_WORDS), label
     rows = {(r[0], r[1]): r for r in table}

@@ -28,15 +28,19 @@ import yaml
 from prefetch import ahead
 
 from specdec_guide import pagewalk, templates
+from specdec_guide.site import version_tables
 from specdec_guide.triton import TritonServer
+from registry import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "quickstart"
 PAGE = ROOT / "docs" / "speculative_decoding" / "quickstart.md"
-TRACKS = {t["id"]: t for t in yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())["tracks"]}
-DOCKER_RUN = {"1.1.0": SNIPPETS / "docker_run.sh", "1.2.1": SNIPPETS / "docker_run_1.2.1.sh"}
-MODEL_YAML = {"1.1.0": SNIPPETS / "model_yaml.sh", "1.2.1": SNIPPETS / "model_yaml_1.2.1.sh"}
-MODEL_YAML_EAGLE3 = {"1.1.0": SNIPPETS / "model_yaml_eagle3.sh", "1.2.1": SNIPPETS / "model_yaml_eagle3_1.2.1.sh"}
+TRACKS = {t.id: t for t in registry().tracks}
+FIRST = next(iter(TRACKS))  # the default track: the one the stand-in run follows
+# The per-track steps, one file per track (snippets/quickstart/<track>/), shown as the page's tabs.
+DOCKER_RUN = {t: SNIPPETS / t / "docker_run.sh" for t in TRACKS}
+MODEL_YAML = {t: SNIPPETS / t / "model_yaml.sh" for t in TRACKS}
+MODEL_YAML_EAGLE3 = {t: SNIPPETS / t / "model_yaml_eagle3.sh" for t in TRACKS}
 GPU_NOTEBOOKS = ROOT / "snippets" / "gpu_notebooks"
 CONTAINER_REPO = "/workspace/repo"
 
@@ -56,7 +60,7 @@ def _container_llmapi(track: str) -> str:
 def test_docker_run_starts_the_tracks_image_with_gpus_ports_cache_and_token(track):
     words = _words(DOCKER_RUN[track])
     assert words[:2] == ["docker", "run"]
-    assert TRACKS[track]["container"] in words, f"{DOCKER_RUN[track].name}: not the image of track {track}"
+    assert TRACKS[track].container in words, f"{DOCKER_RUN[track]}: not the image of track {track}"
     assert words[words.index("--gpus") + 1] == "all"
     assert any(w.startswith("--shm-size=") for w in words)
     ports = {words[i + 1] for i, w in enumerate(words) if w == "-p"}
@@ -73,15 +77,15 @@ def test_docker_run_starts_the_tracks_image_with_gpus_ports_cache_and_token(trac
 def test_the_repository_is_copied_from_where_the_image_keeps_it():
     words = _words(SNIPPETS / "copy_repo.sh")
     cp = words.index("cp")
-    assert words[cp + 2] == f"{_container_llmapi('1.1.0')}/." and words[cp + 3] == f"{CONTAINER_REPO}/"
-    assert _container_llmapi("1.1.0") == _container_llmapi("1.2.1")
+    assert words[cp + 2] == f"{_container_llmapi(FIRST)}/." and words[cp + 3] == f"{CONTAINER_REPO}/"
+    assert {_container_llmapi(t) for t in TRACKS} == {_container_llmapi(FIRST)}  # one copy step for every track
 
 
 @pytest.mark.parametrize("track", sorted(MODEL_YAML))
 def test_model_yaml_tabs_differ_only_in_their_track(track):
     text = MODEL_YAML[track].read_text()
     assert f"# specdec-guide: trtllm={track}" in text
-    other = MODEL_YAML["1.1.0"].read_text().replace("trtllm=1.1.0", f"trtllm={track}")
+    other = MODEL_YAML[FIRST].read_text().replace(f"trtllm={FIRST}", f"trtllm={track}")
     assert text == other  # the NGram keys are the same in both releases; the image is what changes
 
 
@@ -89,7 +93,7 @@ def test_model_yaml_tabs_differ_only_in_their_track(track):
 def test_eagle3_model_yaml_tabs_differ_only_in_their_track(track):
     text = MODEL_YAML_EAGLE3[track].read_text()
     assert f"# specdec-guide: trtllm={track}" in text
-    assert text == MODEL_YAML_EAGLE3["1.1.0"].read_text().replace("trtllm=1.1.0", f"trtllm={track}")
+    assert text == MODEL_YAML_EAGLE3[FIRST].read_text().replace(f"trtllm={FIRST}", f"trtllm={track}")
 
 
 def _download_dir() -> str:
@@ -101,8 +105,8 @@ def _download_dir() -> str:
 def test_eagle3_model_yaml_reads_the_downloaded_head_and_matches_ngrams_serving_keys(tmp_path):
     head, local = _download_dir()
     assert head == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B" and local.startswith("/root/.cache/huggingface/")
-    eagle = yaml.safe_load(_model_yaml_body(MODEL_YAML_EAGLE3["1.1.0"]))
-    ngram = yaml.safe_load(_model_yaml_body(MODEL_YAML["1.1.0"]))
+    eagle = yaml.safe_load(_model_yaml_body(MODEL_YAML_EAGLE3[FIRST]))
+    ngram = yaml.safe_load(_model_yaml_body(MODEL_YAML[FIRST]))
     spec = eagle["speculative_config"]
     # A local directory, the one the download step fills: 1.1.0 does not download a hub id as the head.
     assert spec["decoding_type"] == "Eagle" and spec["speculative_model_dir"] == local, spec
@@ -112,7 +116,7 @@ def test_eagle3_model_yaml_reads_the_downloaded_head_and_matches_ngrams_serving_
     # The step itself: written where the llmapi model reads it, and valid YAML once written.
     repo = tmp_path / "workspace/repo"
     (repo / "tensorrt_llm/1").mkdir(parents=True)
-    _run(MODEL_YAML_EAGLE3["1.1.0"], {CONTAINER_REPO: str(repo)})
+    _run(MODEL_YAML_EAGLE3[FIRST], {CONTAINER_REPO: str(repo)})
     assert yaml.safe_load((repo / "tensorrt_llm/1/model.yaml").read_text()) == eagle
 
 
@@ -174,18 +178,25 @@ def _model_yaml_body(path: Path) -> str:
 
 
 def test_model_yaml_and_config_pbtxt_agree_on_decoupled():
-    doc = yaml.safe_load(_model_yaml_body(MODEL_YAML["1.1.0"]))
+    doc = yaml.safe_load(_model_yaml_body(MODEL_YAML[FIRST]))
     assert doc["triton_config"]["decoupled"] is True
     assert "decoupled: true" in (SNIPPETS / "decoupled.sh").read_text()
 
 
 def test_the_page_shows_each_step_in_order():
-    page = PAGE.read_text()
+    """In the page as rendered (its track-tabs markers expanded): each step, a tab per track where it
+    differs between releases, in the order a reader runs them."""
+    page = version_tables.expand(PAGE.read_text(), registry(), ROOT)
+    per_track = {"docker_run.sh", "model_yaml.sh", "model_yaml_eagle3.sh"}
     order = ["docker_run.sh", "copy_repo.sh", "model_yaml.sh", "download_eagle3.sh", "model_yaml_eagle3.sh",
              "decoupled.sh", "launch.sh", "wait_ready.sh",
              "generate.sh", "output/generate.out", "stop.sh"]
-    at = [page.find(f'"snippets/quickstart/{name}"') for name in order]
+    at = [page.find(f'"snippets/quickstart/{FIRST + "/" if name in per_track else ""}{name}"') for name in order]
     assert -1 not in at and at == sorted(at), dict(zip(order, at))
+    for name in per_track:
+        for track, t in TRACKS.items():
+            assert f'"snippets/quickstart/{track}/{name}"' in page, (track, name)
+            assert page.count(f'=== "{t.tab_label}"') == len(per_track), track
 
 
 def _run(snippet: Path, replace: dict[str, str], env: dict | None = None, timeout: float = 120) -> str:
@@ -213,14 +224,14 @@ def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_d
 
     for _ in range(2):  # a reader may run the file steps twice: no nested copy, no second policy
         _run(SNIPPETS / "copy_repo.sh", paths)
-        _run(SNIPPETS / "model_yaml.sh", paths)
+        _run(MODEL_YAML[FIRST], paths)
         _run(SNIPPETS / "decoupled.sh", paths)
     assert not (repo / "llmapi").exists() and (repo / "tensorrt_llm/1/model.py").is_file()
     assert not re.search(r"^\s*model_transaction_policy", config.read_text(), re.M)  # the image's copy: as shipped
     assert len(re.findall(r"^model_transaction_policy", (repo / "tensorrt_llm/config.pbtxt").read_text(), re.M)) == 1
     model_yaml = repo / "tensorrt_llm/1/model.yaml"
     written = yaml.safe_load(model_yaml.read_text())
-    assert written == yaml.safe_load(_model_yaml_body(MODEL_YAML["1.1.0"]))
+    assert written == yaml.safe_load(_model_yaml_body(MODEL_YAML[FIRST]))
     # The one change for a CPU: SmolLM2-135M instead of the 8B model the page names.
     model_yaml.write_text(model_yaml.read_text().replace(f"model: {written['model']}", f"model: {target}"))
 

@@ -1,7 +1,7 @@
 """Every track of schemas/tracks.yaml and every method of schemas/methods.yaml has what the guide needs.
 
 A track: its snapshot, its snippets, its per-track fixtures, its GPU workflow entry, its migration
-column and its tabs on the versions page. A method: its template, its snippet on every track, the
+column and its tab on every per-track block of every page (the quick start's, the versions page's). A method: its template, its snippet on every track, the
 page or notebook that teaches it, a decoding_type every track's snapshot accepts, and its CPU-engine
 flag honoured by the CPU engine and by ``repo render``. How to add either: docs/contributors.md.
 """
@@ -30,6 +30,7 @@ PER_TRACK_FIXTURES = {"precision": "same", "upstream_shapes": "same", "rules": "
 #: SPECDEC_GUIDE_SCHEMA_DIR at (one track is enough to test the loader).
 NOT_PER_TRACK = {"schemas"}
 VERSIONS_PAGE = ROOT / "docs" / "speculative_decoding" / "versions.md"
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
 GPU_WORKFLOW = ROOT / ".github" / "workflows" / "gpu.yml"
 
 
@@ -55,12 +56,15 @@ def test_track_has_its_snapshot(track):
 
 
 @pytest.mark.parametrize("track", tracks())
-def test_track_has_a_snippet_for_every_method_and_the_versions_page(track):
-    folder = ROOT / "snippets" / "llm_api" / track
-    wanted = {m.snippet for m in methods_registry.load() if m.snippet}
-    wanted |= {m.group(2) for m in version_tables.TABS_RE.finditer(VERSIONS_PAGE.read_text(encoding="utf-8"))}
-    missing = sorted(w for w in wanted if not (folder / w).is_file())
-    assert not missing, f"snippets/llm_api/{track}/ lacks {missing}"
+def test_track_has_a_snippet_for_every_method_and_every_tab_of_the_pages(track):
+    """The method snippets, and every file a page's track-tabs marker names (the quick start's steps,
+    the versions page's blocks): a track without one would silently lose its tab."""
+    wanted = {f"llm_api/{track}/{m.snippet}" for m in methods_registry.load() if m.snippet}
+    for page in PAGES:
+        wanted |= {path.replace("{track}", track) for path in version_tables.marker_paths(page.read_text(encoding="utf-8"))}
+    assert any(w.startswith("quickstart/") for w in wanted)  # the markers were read
+    missing = sorted(w for w in wanted if not (ROOT / "snippets" / w).is_file())
+    assert not missing, f"track {track}: snippets/ lacks {missing}"
 
 
 @pytest.mark.parametrize("track", tracks())
@@ -111,20 +115,28 @@ def test_migration_map_has_a_column_per_track(track):
         assert not unknown, f"{migration.MAP_PATH}:{row.line}: columns for unknown tracks {sorted(unknown)}"
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT / "docs")))
+def test_no_page_types_a_per_track_tab(page):
+    """Per-track tabs come from markers, titled Track.tab_label: typed ones drift from the registry,
+    and one whose title differs from the others does not switch with them (linked tabs)."""
+    ids = tracks()
+    typed = [f"{page.name}:{n}: {ln.strip()}" for n, ln in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if ln.lstrip().startswith('=== "') and any(i in ln for i in ids)]
+    assert not typed, f"per-track tabs typed into the page (use <!-- specdec-guide: track-tabs LANG PATH -->): {typed}"
+
+
 def test_versions_page_tabs_and_table_are_the_registry():
     page = VERSIONS_PAGE.read_text(encoding="utf-8")
     assert version_tables.TRACKS_MARKER in page
-    assert not [ln for ln in page.splitlines() if ln.startswith('=== "TensorRT-LLM ')], \
-        "a per-track tab typed into the page: use <!-- specdec-guide: track-tabs LANG FILE -->"
     markers = list(version_tables.TABS_RE.finditer(page))
     assert len(markers) >= 5
     text = version_tables.expand(page, registry(), ROOT)
     for t in registry().tracks:
-        assert text.count(f'=== "{version_tables.tab_label(t)}"') == len(markers), t.id
+        assert text.count(f'=== "{t.tab_label}"') == len(markers), t.id
         assert f"| {t.id} | {t.trtllm_version} | `{t.container}`" in text or \
             f"| {t.id} (newest stable) | {t.trtllm_version} | `{t.container}`" in text, t.id
     for m in markers:
-        assert f'snippets/llm_api/{tracks()[0]}/{m.group(2)}' in text
+        assert f'snippets/{m["path"].replace("{track}", tracks()[0])}' in text
 
 
 def test_track_tabs_show_each_track_that_has_the_file(tmp_path):
@@ -133,14 +145,19 @@ def test_track_tabs_show_each_track_that_has_the_file(tmp_path):
     first, *rest = tracks()
     (tmp_path / "snippets/llm_api" / first).mkdir(parents=True)
     (tmp_path / "snippets/llm_api" / first / "x.yaml").write_text("a: 1\n")
-    text = version_tables.track_tabs("yaml", "x.yaml", tmp_path, registry())
+    text = version_tables.track_tabs("yaml", "llm_api/{track}/x.yaml", tmp_path, registry())
     assert text.count("=== ") == 1 and f'--8<-- "snippets/llm_api/{first}/x.yaml"' in text
     for t in rest:
         (tmp_path / "snippets/llm_api" / t).mkdir(parents=True)
         (tmp_path / "snippets/llm_api" / t / "x.yaml").write_text("a: 1\n")
-    text = version_tables.track_tabs("yaml", "x.yaml", tmp_path, registry())
+    text = version_tables.track_tabs("yaml", "llm_api/{track}/x.yaml", tmp_path, registry())
     assert [ln for ln in text.splitlines() if ln.startswith("=== ")] == \
-        [f'=== "{version_tables.tab_label(t)}"' for t in registry().tracks]
+        [f'=== "{t.tab_label}"' for t in registry().tracks]
+    # Indented (inside another tab): every line of the tabs moves with the marker.
+    nested = version_tables.expand("=== \"A\"\n\n    <!-- specdec-guide: track-tabs yaml llm_api/{track}/x.yaml -->\n",
+                                   registry(), tmp_path)
+    assert [ln for ln in nested.splitlines() if "=== " in ln][1:] == [f'    === "{t.tab_label}"' for t in registry().tracks]
+    assert all(ln.startswith("        ") for ln in nested.splitlines() if "--8<--" in ln or "```" in ln)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("[0-9]*.py")), ids=lambda p: p.name)

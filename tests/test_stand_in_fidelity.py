@@ -5,15 +5,14 @@ from the record rather than written here a second time: if a fact's value change
 answer changes with it. Each test names its fact id (the ``FACT`` marker in its name) and the
 failure message names the fact's sources.
 
-One tritonserver serves the request tests of both tracks (tiny models, one engine thread, the
-container launcher's --disable-auto-complete-config); two short-lived servers check the load
-failures, with and without auto-complete.
+The session's tritonserver serves the request tests of both tracks (tests/stand_in.py: tiny models,
+one engine thread, the container launcher's --disable-auto-complete-config); two short-lived
+servers check the load failures, with and without auto-complete.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 
@@ -24,12 +23,12 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import RELEASE_FALLBACKS
 from specdec_guide.triton import TritonServer
 from registry import tracks
+from stand_in import ENGINE_ENV as ENV, LATER_DRAFT_TARGET, edit, fidelity_name, set_policy
 
 TRACKS = tuple(tracks())
 PROMPT = "the cat sat on the mat. the cat sat on the mat. the cat"
 # Prompts on which the tiny target's n-gram drafter does draft (so zero counters mean "not filled").
 DRAFTING_PROMPTS = ["abc abc abc abc abc", "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n"]
-ENV = {"SPECDEC_ENGINE_THREADS": "1"}
 
 
 def fact(track: str, fact_id: str):
@@ -50,61 +49,16 @@ def cite(track: str, fact_id: str) -> str:
     return f"{fact_id} on {track} ({rec.facts[fact_id].confidence}; {srcs})"
 
 
-def _retrack(model_dir, track: str, draft_key: str | None = None) -> None:
-    """Point a rendered model.yaml at ``track`` (and spell the draft key as that release does)."""
-    path = model_dir / "1" / "model.yaml"
-    text = re.sub(r"trtllm=\S+", f"trtllm={track}", path.read_text())
-    if draft_key:
-        text = text.replace("speculative_model_dir:", f"{draft_key}:")
-    path.write_text(text)
-
-
 def _edit_yaml(model_dir, old: str, new: str) -> None:
-    path = model_dir / "1" / "model.yaml"
-    text = path.read_text()
-    assert old in text, old
-    path.write_text(text.replace(old, new))
-
-
-def _set_policy(model_dir, decoupled: bool) -> None:
-    path = model_dir / "config.pbtxt"
-    text, n = re.subn(r"(?m)^(\s+decoupled:)\s*\w+", r"\g<1> " + str(decoupled).lower(), path.read_text())
-    assert n == 1
-    path.write_text(text)
-
-
-def _name(track: str, kind: str) -> str:
-    return f"{kind}_{track.replace('.', '')}"
+    edit(model_dir / "1" / "model.yaml", old, new)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_models):
-    """Per track: ngram (decoupled), draft_target (decoupled, the track's draft key), sync (baseline,
-    decoupled false), mismatch (model.yaml decoupled, config.pbtxt not); plus a teaching model."""
-    target, draft = tiny_models
-    repo = tmp_path_factory.mktemp("fidelity") / "repo"
-    common = dict(model=str(target), out=repo, force=True)
-    for track in TRACKS:
-        _retrack(templates.render("ngram", name=_name(track, "ngram"), **common), track)
-        draft_key = "speculative_model" if track == "1.2.1" else None
-        _retrack(templates.render("draft_target", name=_name(track, "dt"), draft_model=str(draft), **common),
-                 track, draft_key)
-        _retrack(templates.render("baseline", name=_name(track, "sync"), decoupled=False, **common), track)
-        trtllm_sampler = templates.render("ngram", name=_name(track, "trtllmsampler"), **common)
-        _retrack(trtllm_sampler, track)
-        _edit_yaml(trtllm_sampler, "backend: pytorch\n", "backend: pytorch\nsampler_type: TRTLLMSampler\n")
-        mismatch = templates.render("ngram", name=_name(track, "mismatch"), **common)
-        _retrack(mismatch, track)
-        _set_policy(mismatch, False)
-    templates.render("baseline", name="batched", max_batch_size=4, decoupled=False, **common)
-    teach = templates.render("ngram", name="teach", **common)
-    _edit_yaml(teach, "  decoupled: true", "  decoupled: true\n  cpu_behaviour: [stream_per_step, filled_draft_counters]")
-    srv = TritonServer(repo, timeout=300, env=ENV)
-    try:
-        yield srv.start()
-    finally:
-        srv.stop()
-    assert not srv.shm_files()
+def server(stand_in_server):
+    """The session's server (tests/stand_in.py): per track an ngram (decoupled), draft_target (the
+    track's draft key), sync (baseline, decoupled false) and mismatch (model.yaml decoupled,
+    config.pbtxt not) model, named by fidelity_name; plus batched, and LATER_DRAFT_TARGET for the teaching mode."""
+    return stand_in_server
 
 
 def _post(url: str, body, timeout: float = 120) -> tuple[int, str]:
@@ -130,11 +84,11 @@ def _stream(server, model: str, **fields) -> list[dict]:
 # -- streaming --------------------------------------------------------------------------------
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_model_streams_per_step(server, track):
-    events = _stream(server, _name(track, "ngram"))
+    events = _stream(server, fidelity_name(track, "ngram"))
     per_step = value(track, "llmapi_model_streams_per_step")
     assert (len(events) > 1) == per_step and all("error" not in e for e in events), (cite(track, "llmapi_model_streams_per_step"), events)
     if not per_step:
-        _, whole = _post(f"{server.http_url}/v2/models/{_name(track, 'ngram')}/generate",
+        _, whole = _post(f"{server.http_url}/v2/models/{fidelity_name(track, 'ngram')}/generate",
                          {"text_input": PROMPT, "sampling_param_max_tokens": 8})
         assert events[0]["text_output"] == json.loads(whole)["text_output"]  # the whole text at once
 
@@ -142,7 +96,7 @@ def test_FACT_llmapi_model_streams_per_step(server, track):
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
     """config.pbtxt runs the model non-decoupled, model.yaml says decoupled: streaming is accepted."""
-    model = _name(track, "mismatch")
+    model = fidelity_name(track, "mismatch")
     status, text = _post(f"{server.http_url}/v2/models/{model}/generate_stream",
                          {"text_input": PROMPT, "streaming": True, "sampling_param_max_tokens": 4})
     accepted = status == 200 and "error" not in text
@@ -159,7 +113,7 @@ def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
 ], ids=["streaming-not-decoupled", "max_tokens-0", "max_tokens-too-large"])
 def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, reason):
     shape = value(track, "llmapi_error_shape")
-    status, text = _post(f"{server.http_url}/v2/models/{_name(track, model_kind)}/generate",
+    status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, model_kind)}/generate",
                          {"text_input": PROMPT, **fields})
     error = json.loads(text).get("error", "")
     assert status != 200 and error.startswith(shape["prefix"]) and reason in error, (cite(track, "llmapi_error_shape"), text)
@@ -179,14 +133,14 @@ def test_FACT_llmapi_error_shape_code_on_infer(server, track):
     shape = value(track, "llmapi_error_shape")
     body = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPT]},
                        {"name": "sampling_param_max_tokens", "shape": [1], "datatype": "INT32", "data": [0]}]}
-    status, text = _post(f"{server.http_url}/v2/models/{_name(track, 'sync')}/infer", body)
+    status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/infer", body)
     assert shape["code"] == "INTERNAL" and status == shape["http_status_infer"], (cite(track, "llmapi_error_shape"), text)
     assert json.loads(text)["error"].startswith(shape["prefix"])
 
 
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_top_p_zero_greedy(server, track):
-    model = _name(track, "sync")
+    model = fidelity_name(track, "sync")
     greedy = _post(f"{server.http_url}/v2/models/{model}/generate", {"text_input": PROMPT, "sampling_param_max_tokens": 6})
     top_p0 = _post(f"{server.http_url}/v2/models/{model}/generate",
                    {"text_input": PROMPT, "sampling_param_max_tokens": 6, "sampling_param_top_p": 0.0})
@@ -197,7 +151,7 @@ def test_FACT_llmapi_top_p_zero_greedy(server, track):
 # -- outputs and counters -----------------------------------------------------------------------
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_perf_outputs_and_counters_as_strings(server, track):
-    status, text = _post(f"{server.http_url}/v2/models/{_name(track, 'ngram')}/generate",
+    status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, 'ngram')}/generate",
                          {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_return_perf_metrics": True})
     assert status == 200, text
     got = json.loads(text)
@@ -225,7 +179,7 @@ def test_FACT_per_request_draft_counters_filled(server, track, sampler, kind):
     """The templates leave sampler_type at auto (TorchSampler); the same engine drafts in both."""
     filled = value(track, "per_request_draft_counters_filled")
     filled = filled.get(sampler) if isinstance(filled, dict) else filled
-    drafted = _drafted(server, _name(track, kind))
+    drafted = _drafted(server, fidelity_name(track, kind))
     assert (drafted > 0) == bool(filled), (cite(track, "per_request_draft_counters_filled"), sampler, drafted)
 
 
@@ -238,7 +192,7 @@ PENALTIES = {"sampling_param_frequency_penalty": 1.0, "sampling_param_presence_p
 @pytest.mark.parametrize("sampler, kind", [("TorchSampler", "ngram"), ("TRTLLMSampler", "trtllmsampler")])
 def test_FACT_penalties_applied_by_sampler(server, track, sampler, kind):
     """Accepted everywhere (llmapi_penalties_honoured); they change the output where the sampler applies them."""
-    url = f"{server.http_url}/v2/models/{_name(track, kind)}/generate"
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, kind)}/generate"
     body = {"text_input": DRAFTING_PROMPTS[0], "sampling_param_max_tokens": 12}
     plain, penal = _post(url, body), _post(url, {**body, **PENALTIES})
     assert plain[0] == 200 and (penal[0] == 200) == value(track, "llmapi_penalties_honoured"), (
@@ -252,7 +206,7 @@ def test_FACT_penalties_applied_by_sampler(server, track, sampler, kind):
 
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_cumulative_logprob_value(server, track):
-    url = f"{server.http_url}/v2/models/{_name(track, 'sync')}/generate"
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
     status, text = _post(url, {"text_input": PROMPT, "sampling_param_max_tokens": 4, "return_cumulative_logprob": True})
     assert status == 200, text
     assert json.loads(text)["cumulative_logprob"] == value(track, "llmapi_cumulative_logprob_value"), (
@@ -263,7 +217,7 @@ def test_FACT_llmapi_cumulative_logprob_value(server, track):
 
 # -- teaching, labelled -------------------------------------------------------------------------
 def test_teaching_departures_only_when_asked_and_labelled(server):
-    events = _stream(server, "teach", text_input=DRAFTING_PROMPTS[0], sampling_param_return_perf_metrics=True,
+    events = _stream(server, LATER_DRAFT_TARGET, text_input=DRAFTING_PROMPTS[0], sampling_param_return_perf_metrics=True,
                      sampling_param_max_tokens=32)
     assert len(events) > 1 and int(events[-1]["total_draft_tokens"]) > 0, events
     texts = [e["text_output"] for e in events]
@@ -277,7 +231,7 @@ def test_teaching_departures_only_when_asked_and_labelled(server):
 # -- model.yaml per track -------------------------------------------------------------------------
 def test_a_121_speculative_model_loads_on_the_121_track(server):
     """The 1.2.1 spelling of the draft key serves on its own track (and is refused on 1.1.0, below)."""
-    status, text = _post(f"{server.http_url}/v2/models/{_name('1.2.1', 'dt')}/generate",
+    status, text = _post(f"{server.http_url}/v2/models/{fidelity_name('1.2.1', 'dt')}/generate",
                          {"text_input": PROMPT, "sampling_param_max_tokens": 4})
     assert status == 200, text
     assert "track 1.2.1" in server.log() and "track 1.1.0" in server.log()
@@ -295,7 +249,7 @@ def _failing_repo(root, target, draft, *, auto_complete: bool):
         no_mbs = templates.render("baseline", name="no_max_batch_size", **common)
         _edit_yaml(no_mbs, "  max_batch_size: 0\n", "")
         conflict = templates.render("baseline", name="conflict", decoupled=False, **common)
-        _set_policy(conflict, True)
+        set_policy(conflict, True)
     return repo
 
 

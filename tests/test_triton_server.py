@@ -167,6 +167,20 @@ def test_readiness_timeout_stops_the_server(tmp_path):
     assert server.proc is None and not server.shm_files()
 
 
+@ahead  # waits on its server, at almost no CPU: on the lane
+def test_a_stalled_load_is_launched_again_once_then_reported(tmp_path):
+    """A model whose stub never answers (its initialize waits forever, using no CPU) is a stall, not
+    a slow load: launched again once, then one error naming the model, long before the timeout."""
+    repo = _echo_repo(tmp_path, init="import time; time.sleep(3600)")
+    server = TritonServer(repo, timeout=120, stall_s=2)
+    started = time.monotonic()
+    with pytest.raises(UserError, match="stalled: nothing happened for 2s while loading tensorrt_llm"):
+        server.start()
+    assert time.monotonic() - started < 40
+    assert server.launches == 2
+    assert server.proc is None and not server.shm_files()
+
+
 def test_diagnose_pairs_parse_errors_with_files():
     log = (
         '[libprotobuf ERROR text_format.cc:337] Error parsing text-format inference.ModelConfig: 7:3: Unknown field "x".\n'

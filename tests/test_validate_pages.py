@@ -52,3 +52,27 @@ def test_include_rules():
                                                                                "this repository")
     assert check('```\n--8<-- "snippets/serve/ngram.sh:3:5"\n```\n') == []
     assert check('```\n--8<-- "snippets/serve"\n```\n') == [(2, 9, "included path 'snippets/serve' is not a file")]
+
+
+def test_a_track_tabs_marker_is_an_include_per_track(tmp_path):
+    """Each track must have the marker's file (else its tab would silently vanish), and each file is
+    checked as an include is; a path without {track} would show one file in every tab."""
+    from registry import tracks
+
+    first, *others = tracks()
+    assert others, "needs two tracks to leave one without the file"
+    (tmp_path / "snippets" / first).mkdir(parents=True)
+    (tmp_path / "snippets" / first / "x.sh").write_text("echo hi\n")
+    marker = "=== \"A\"\n\n    <!-- specdec-guide: track-tabs bash {path} -->\n"
+    found = pages.check("# t\n" + marker.format(path="{track}/x.sh"), tmp_path, lambda p: True)[0]
+    assert found == [(4, 41, f"track {t} has no 'snippets/{t}/x.sh': every track gets a tab here (add the file)")
+                     for t in others]
+    for t in others:
+        (tmp_path / "snippets" / t).mkdir()
+        (tmp_path / "snippets" / t / "x.sh").write_text("echo hi\n")
+    assert pages.check(marker.format(path="{track}/x.sh"), tmp_path, lambda p: True)[0] == []
+    unverified = pages.check(marker.format(path="{track}/x.sh"), tmp_path, lambda p: p.parent.name == first)[0]
+    assert [msg.split(" is not verified")[0] for _, _, msg in unverified] == \
+        [f"included file 'snippets/{t}/x.sh'" for t in others]
+    assert pages.check(marker.format(path=f"{first}/x.sh"), tmp_path, lambda p: True)[0] == [
+        (3, 41, f"track-tabs path '{first}/x.sh' has no {{track}}: it would show one file in every tab")]

@@ -105,6 +105,23 @@ def get(method_id: str) -> Method:
     raise UserError(f"unknown method {method_id!r}; choose one of: {', '.join(ids())}")
 
 
+def cpu_ids() -> tuple[str, ...]:
+    """The methods the CPU engine runs (``cpu_engine: true``), in methods.yaml's order, baseline first."""
+    return tuple(m.id for m in load() if m.cpu_engine)
+
+
+def render_arguments(method_id: str, *, draft_model=None, drafter=None) -> dict:
+    """What ``templates.render`` needs for the method besides the target (its ``needs``): ``{}``,
+    ``{"draft_model": ...}`` or ``{"drafter": "module:Class"}``, from what the caller offers."""
+    need = get(method_id).needs
+    if need is None:
+        return {}
+    offered = {"draft_model": draft_model, "drafter": drafter}.get(need)
+    if offered is None:
+        raise UserError(f"method {method_id} needs {need}; none was given")
+    return {need: str(offered)}
+
+
 def cpu_decoding_types() -> tuple[str, ...]:
     """The ``decoding_type`` spellings the CPU engine runs (all tracks; the snapshot judges validity)."""
     out: list[str] = []

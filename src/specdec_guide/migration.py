@@ -216,13 +216,7 @@ def _flat(value, prefix: str = "") -> list[str]:
     return [f"{prefix[:-1]}: {json.dumps(value) if isinstance(value, list) else value}"]
 
 
-def _tab_label(track) -> str:
-    """``LLM API 1.1.0 (Triton 25.12)``: the release and the Triton container tag it ships in."""
-    tag = track.container.rsplit(":", 1)[-1].split("-", 1)[0]
-    return f"LLM API {track.id} (Triton {tag})" if tag else f"LLM API {track.id}"
-
-
-TAB_LABELS = {t.id: _tab_label(t) for t in _TRACK_REGISTRY.tracks}
+TAB_LABELS = {t.id: t.tab_label for t in _TRACK_REGISTRY.tracks}
 
 
 def _indent(text: str, by: str = "    ") -> str:

@@ -36,6 +36,11 @@ from pathlib import Path
 from specdec_guide.diagnostics import UserError
 
 LOG_TAIL_LINES = 25
+#: Seconds without any progress (no new log line, no CPU time used by the server or its models'
+#: stubs) after which a server that is not ready counts as stalled. Loading is CPU-bound, so a
+#: load that is merely slow keeps making progress.
+STALL_S = 60.0
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PORT_NAMES = ("http_port", "grpc_port", "metrics_port")
 # One set of port variables for everything on the pages: `triton up` reads them, and the curl and
 # tritonclient snippets read the same names (with the same defaults: Triton's tutorial ports).
@@ -146,6 +151,28 @@ def _sweep_stale() -> None:
                             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
 
 
+def _group_cpu_ticks(pgid: int) -> int:
+    """CPU time (clock ticks) used so far by the processes of a process group: tritonserver and its
+    models' stubs, which share the server's group."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp ...; utime, stime at 11, 12
+                    total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def _still_loading(log: str) -> list[str]:
+    """Models the log says began loading and neither loaded nor failed."""
+    began = re.findall(r'loading: ([^:"\s]+):\d+', log)
+    ended = set(re.findall(r"successfully loaded '([^']+)'", log)) | set(re.findall(r"failed to load '([^']+)'", log))
+    return [m for m in dict.fromkeys(began) if m not in ended]
+
+
 def free_ports(n: int = 1) -> list[int]:
     """``n`` distinct loopback ports that were free a moment ago (held together while picked)."""
     socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
@@ -192,8 +219,10 @@ class TritonServer:
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
         auto_complete: bool | None = None,
+        stall_s: float = STALL_S,
     ):
         self.repo = Path(repo).resolve()
+        self.stall_s = stall_s
         self.http_port, self.grpc_port, self.metrics_port = http_port, grpc_port, metrics_port
         self.timeout = timeout
         self.log_verbose = log_verbose
@@ -204,6 +233,10 @@ class TritonServer:
         # A unique prefix lets us find (and delete) exactly this server's shared-memory files.
         self.shm_prefix = f"specdec{os.getpid()}x{uuid.uuid4().hex[:8]}_"
         self.proc: subprocess.Popen | None = None
+        self._picked: list[str] = []
+        self._paths: tuple[Path, Path] | None = None
+        self._ready_by = 0.0
+        self.launches = 0  # tritonserver processes started (a stall or a port clash starts another)
         self._workdir: Path | None = None
         self.log_path: Path | None = None
         self._final_log = ""
@@ -283,32 +316,32 @@ class TritonServer:
             *self.extra_args,
         ]
 
-    def start(self) -> "TritonServer":
+    def start(self, wait: bool = True) -> "TritonServer":
+        """Launch tritonserver and (``wait``) block until it is ready or ``timeout`` has passed.
+
+        ``wait=False`` returns as soon as the process runs, so that its models load while the caller
+        does other work; :meth:`wait_ready` then waits (and stops the server if it never gets ready).
+        """
         if not self.repo.is_dir():
             raise UserError(f"{self.repo}: model repository not found")
-        pkg, libs = _pytriton_paths()
+        self._paths = _pytriton_paths()
         _sweep_stale()
-        picked = [name for name in PORT_NAMES if getattr(self, name) is None]
+        self._picked = [name for name in PORT_NAMES if getattr(self, name) is None]
         for name in PORT_NAMES:
             port = getattr(self, name)
             if port is not None and _port_busy(port):
                 raise UserError(f"port {port} on 127.0.0.1 is in use (--{name.replace('_', '-')})")
-        for attempt in range(3):
-            for name in picked:
-                setattr(self, name, free_ports()[0])
-            try:
-                self._start_once(pkg, libs)
-                return self
-            except UserError as err:
-                # A port we picked was free when probed but taken before tritonserver bound it
-                # (other servers start concurrently, e.g. parallel tests): pick again.
-                if not (picked and "already in use" in str(err) and attempt < 2):
-                    raise
-        raise AssertionError("unreachable")
+        self._launch()
+        return self.wait_ready() if wait else self
 
-    def _start_once(self, pkg: Path, libs: Path) -> None:
+    def _launch(self) -> None:
+        self.launches += 1
+        for name in self._picked:
+            setattr(self, name, free_ports()[0])
+        self._ready_by = time.monotonic() + self.timeout
         self._workdir = Path(tempfile.mkdtemp(prefix=f"specdec-triton-{self.shm_prefix}"))
         try:
+            pkg, libs = self._paths
             backends = self._backend_dir(pkg)
             self.log_path = self._workdir / "server.log"
             with open(self.log_path, "wb") as log:
@@ -317,10 +350,37 @@ class TritonServer:
                     self._command(pkg, backends), env=self._env(libs), stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
                 )
-            self._wait_ready()
         except BaseException:
             self.stop()
             raise
+
+    def wait_ready(self) -> "TritonServer":
+        """Block until the launched server is ready (``timeout`` counts from its launch).
+
+        Launched again, once each: when a port we picked was taken before tritonserver bound it
+        (other servers start concurrently), and when the load stalled (:data:`STALL_S`): the Python
+        backend of the bundled tritonserver waits without a timeout for a model stub's first answer,
+        and on a busy machine a stub can miss the message (seen once in the test suite with 16
+        models loading at once; upstream added a timeout in python_backend PR #408, after 2.51).
+        """
+        if self.proc is None:
+            raise UserError(f"{self.repo}: tritonserver was not launched (start(wait=False) first) or was stopped")
+        retried = set()
+        for attempt in range(3):
+            try:
+                self._wait_ready()
+                return self
+            except UserError as err:
+                self.stop()
+                why = "port" if "already in use" in str(err) else "stall" if "stalled" in str(err) else None
+                if why is None or why in retried or (why == "port" and not self._picked):
+                    raise
+                retried.add(why)  # silently: ``launches`` counts the starts
+                self._launch()
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
 
     def log(self) -> str:
         """The server's whole log so far (still available after stop())."""
@@ -340,7 +400,8 @@ class TritonServer:
 
     def _wait_ready(self) -> None:
         url = f"{self.http_url}/v2/health/ready"
-        deadline = time.monotonic() + self.timeout
+        deadline = self._ready_by
+        last_progress, progressed_at = None, time.monotonic()
         while True:
             rc = self.proc.poll()
             if rc is not None:
@@ -356,16 +417,28 @@ class TritonServer:
                 pass
             if time.monotonic() > deadline:
                 raise self._failure(f"tritonserver not ready after {self.timeout:g}s")
+            # Progress: a new log line, or a CPU second used (loaded stubs idle at a few ticks a minute).
+            log_len, ticks = len(self.log()), _group_cpu_ticks(self.proc.pid)
+            if last_progress is None or log_len != last_progress[0] or ticks - last_progress[1] >= _TICKS_PER_S:
+                last_progress, progressed_at = (log_len, ticks), time.monotonic()
+            elif time.monotonic() - progressed_at > self.stall_s:
+                loading = _still_loading(self.log())
+                raise self._failure(f"tritonserver stalled: nothing happened for {self.stall_s:g}s while loading "
+                                    f"{', '.join(loading) or 'its models'}")
             time.sleep(0.2)
 
-    def stop(self) -> None:
-        """SIGTERM the server (its whole process group: stubs included), SIGKILL after a grace."""
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """SIGTERM the server (its whole process group: stubs included), SIGKILL after ``grace_s``.
+
+        ``grace_s=0`` kills at once: for a caller that is done with the server and does not test its
+        shutdown (each model's stub takes about a CPU second to shut down in order).
+        """
         proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
+                os.killpg(proc.pid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
             try:
-                proc.wait(STOP_GRACE_S)
+                proc.wait(grace_s if grace_s > 0 else None)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)

@@ -106,8 +106,7 @@ class TritonPythonModel:
         return auto_complete_model_config
 
     def initialize(self, args):
-        from specdec_guide.engine.config import TEACHING_BEHAVIOURS, ConfigError
-        from specdec_guide.engine.core import Engine
+        from specdec_guide.engine.config import TEACHING_BEHAVIOURS, ConfigError, load_config
 
         self.logger = pb_utils.Logger
         model_config = json.loads(args["model_config"])
@@ -124,15 +123,22 @@ class TritonPythonModel:
         self.served_decoupled = pb_utils.using_decoupled_model_transaction_policy(model_config)
         self.batched = int(model_config.get("max_batch_size", 0)) > 0
         try:
-            self.engine = Engine.from_yaml(path)
+            cfg = load_config(path)
         except ConfigError as err:
             # Raised as a plain one-liner: Triton logs it as the reason the model failed to load.
             raise pb_utils.TritonModelException(str(err)) from None
-        cfg = self.engine.config
+        # Read before the model is built, as the release's model.py pops triton_config before it
+        # creates the LLM (and a file that fails here fails without importing torch).
         if not cfg.triton.section:
             raise _missing_key(path, "triton_config", "initialize")
         if "decoupled" not in cfg.triton.present:
             raise _missing_key(path, "triton_config.decoupled", "initialize")
+        from specdec_guide.engine.core import Engine
+
+        try:
+            self.engine = Engine.from_config(cfg)
+        except ConfigError as err:
+            raise pb_utils.TritonModelException(str(err)) from None
         # The release's own flag is model.yaml's value, whatever Triton runs (llmapi_decoupled_from_model_yaml).
         self.decoupled = cfg.triton.decoupled
         self.release = _release_facts(cfg.track)

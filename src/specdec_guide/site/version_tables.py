@@ -1,12 +1,17 @@
-"""The tables and tabs of the versions page, rendered from the registries and snapshots at build time.
+"""The per-track tables and tabs of the pages, rendered from the registries and snapshots at build time.
 
-``docs/speculative_decoding/versions.md`` carries three kinds of marker, each replaced by the site hook:
+The pages carry three kinds of marker, each replaced by the site hook (:func:`expand`):
 
-* :data:`MARKER`: :func:`markdown`, so the YAML spellings, draft-model key names and rule counts a
-  reader sees are the ones ``specdec-guide validate`` checks against, never a hand-typed copy;
-* :data:`TRACKS_MARKER`: :func:`tracks_table`, one row per track of ``schemas/tracks.yaml``;
-* ``<!-- specdec-guide: track-tabs LANG FILE -->`` (:data:`TABS_RE`): :func:`track_tabs`, one tab per
-  track including ``snippets/llm_api/<track>/FILE``, so a new track gets its tab on every block.
+* :data:`MARKER` (versions page): :func:`markdown`, so the YAML spellings, draft-model key names and
+  rule counts a reader sees are the ones ``specdec-guide validate`` checks against, never a hand-typed copy;
+* :data:`TRACKS_MARKER` (versions page): :func:`tracks_table`, one row per track of ``schemas/tracks.yaml``;
+* ``<!-- specdec-guide: track-tabs LANG PATH -->`` (:data:`TABS_RE`, any page): :func:`track_tabs`, one
+  tab per track including ``snippets/PATH`` with ``{track}`` replaced by the track's id (for example
+  ``llm_api/{track}/ngram.yaml``), so a new track gets its tab on every block of every page. The
+  marker may be indented (inside another tab or an admonition): the tabs are indented with it.
+
+Every per-track tab of every page is titled :attr:`Track.tab_label`, so mkdocs-material's linked
+tabs (``content.tabs.link``) switch all of them together when a reader picks a release.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from specdec_guide.validate.schema import Registry, Track
 
 MARKER = "<!-- specdec-guide: llm-api-tables -->"
 TRACKS_MARKER = "<!-- specdec-guide: tracks-table -->"
-TABS_RE = re.compile(r"^<!-- specdec-guide: track-tabs ([\w-]+) ([\w.-]+) -->$", re.M)
-SNIPPETS = "snippets/llm_api"
+TABS_RE = re.compile(r"^(?P<indent> *)<!-- specdec-guide: track-tabs (?P<lang>[\w-]+) (?P<path>[\w.{}/-]+) -->$", re.M)
+SNIPPETS = "snippets"
 KIND_WORDS = {"requires": "required once the type is chosen", "backend": "backend support",
               "cuda_graph_batch_sizes": "cross-field", "exclusive": "cross-field", "when_nonneg": "cross-field",
               "requires_value": "cross-field", "not_less_than": "cross-field"}
@@ -134,11 +139,6 @@ def markdown(registry: Registry | None = None) -> str:
     return "\n".join(out)
 
 
-def tab_label(track: Track) -> str:
-    """A track's tab title: the same on every page, so mkdocs-material's linked tabs switch together."""
-    return f"TensorRT-LLM {track.id}"
-
-
 def tracks_table(registry: Registry | None = None) -> str:
     """One row per pinned track: release, container (the ``latest`` alias's: and later tags), engine workflow."""
     rows = []
@@ -150,17 +150,23 @@ def tracks_table(registry: Registry | None = None) -> str:
     return _table(["Track", "TensorRT-LLM", "Triton container", "Engine workflow (`trtllm-build`)"], rows)
 
 
-def track_tabs(lang: str, name: str, root=None, registry: Registry | None = None) -> str:
-    """A tab per track that has ``snippets/llm_api/<track>/<name>``, each including that file."""
+def track_tabs(lang: str, path: str, root=None, registry: Registry | None = None, indent: str = "") -> str:
+    """A tab per track that has ``snippets/<path with {track}>``, each including that file."""
     from pathlib import Path
 
     root = Path(root) if root else Path(__file__).resolve().parents[3]
     out = []
     for t in (registry or Registry()).tracks:
-        rel = f"{SNIPPETS}/{t.id}/{name}"
+        rel = f"{SNIPPETS}/{path.replace('{track}', t.id)}"
         if (root / rel).is_file():
-            out.append(f'=== "{tab_label(t)}"\n\n    ```{lang}\n    --8<-- "{rel}"\n    ```\n')
-    return "\n".join(out)
+            out.append(f'=== "{t.tab_label}"\n\n    ```{lang}\n    --8<-- "{rel}"\n    ```\n')
+    text = "\n".join(out)
+    return "\n".join(indent + ln if ln.strip() else "" for ln in text.splitlines()) if indent else text
+
+
+def marker_paths(page_markdown: str) -> list[str]:
+    """The ``snippets/``-relative path templates (with ``{track}``) of a page's track-tabs markers."""
+    return [m["path"] for m in TABS_RE.finditer(page_markdown)]
 
 
 def expand(page_markdown: str, registry: Registry | None = None, root=None) -> str:
@@ -172,4 +178,4 @@ def expand(page_markdown: str, registry: Registry | None = None, root=None) -> s
         page_markdown = page_markdown.replace(MARKER, markdown(registry))
     if TRACKS_MARKER in page_markdown:
         page_markdown = page_markdown.replace(TRACKS_MARKER, tracks_table(registry))
-    return TABS_RE.sub(lambda m: track_tabs(m.group(1), m.group(2), root, registry), page_markdown)
+    return TABS_RE.sub(lambda m: track_tabs(m["lang"], m["path"], root, registry, m["indent"]), page_markdown)

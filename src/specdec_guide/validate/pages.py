@@ -15,6 +15,9 @@ Every fenced block must either
   fence (blank lines between are allowed). Output is what a command printed, never something
   the reader types.
 
+A ``<!-- specdec-guide: track-tabs LANG PATH -->`` marker (one tab per track, written by the site
+hook) counts as one include per track: every track must have the file.
+
 ``mermaid`` blocks are diagrams, not code, and are exempt. Anything else is an error at the
 fence's line.
 
@@ -107,7 +110,31 @@ def check(text: str, root: Path, is_verified: Callable[[Path], bool]) -> tuple[l
             continue
         for ln, pc, raw in paths:
             out.extend((ln, pc, msg) for msg in _check_include(raw, root, is_verified))
-    return out, blocks
+    out.extend(_check_track_tabs(text, root, is_verified))
+    return sorted(out), blocks
+
+
+def _check_track_tabs(text: str, root: Path, is_verified) -> list:
+    """A ``track-tabs`` marker (specdec_guide.site.version_tables) becomes one include per track:
+    each track must have the file, and each file is checked as an include is."""
+    from specdec_guide.site.version_tables import SNIPPETS, TABS_RE
+    from specdec_guide.validate.schema import Registry
+
+    out, tracks = [], None
+    for m in TABS_RE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start("path") - m.start() + 1
+        if "{track}" not in m["path"]:
+            out.append((line, col, f"track-tabs path '{m['path']}' has no {{track}}: it would show one file in every tab"))
+            continue
+        tracks = tracks if tracks is not None else [t.id for t in Registry().tracks]
+        for track in tracks:
+            rel = f"{SNIPPETS}/{m['path'].replace('{track}', track)}"
+            if not (root / rel).is_file():
+                out.append((line, col, f"track {track} has no '{rel}': every track gets a tab here (add the file)"))
+            else:
+                out.extend((line, col, msg) for msg in _check_include(rel, root, is_verified))
+    return out
 
 
 def _check_include(raw: str, root: Path, is_verified) -> list[str]:

@@ -77,6 +77,16 @@ class Track:
     def exists(self) -> bool:
         return self.folder.is_dir()
 
+    @property
+    def container_tag(self) -> str:
+        """``25.12`` for ``nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3`` (empty without a container)."""
+        return self.container.rsplit(":", 1)[-1].split("-", 1)[0] if ":" in self.container else ""
+
+    @property
+    def tab_label(self) -> str:
+        """The title of this track's tab on every page (linked tabs switch on equal titles)."""
+        return f"TensorRT-LLM {self.id} (Triton {self.container_tag})" if self.container_tag else f"TensorRT-LLM {self.id}"
+
     def has_part(self, part: str) -> bool:
         return (self.folder / f"{part}.yaml").is_file()
 
