@@ -43,10 +43,9 @@ def tiny_models(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def smollm2_dir():
-    """The real model's checkpoint folder: downloaded and converted once per machine (cached)."""
-    from specdec_guide.models.smollm2 import ensure_checkpoint
-
-    return ensure_checkpoint()
+    """The real model's checkpoint folder: downloaded and converted once per machine (cached); the
+    same one the lane's jobs use (prefetch.smollm2_checkpoint)."""
+    return smollm2_checkpoint()
 
 
 #: From its launch: its 15 models load while the lane's jobs and other tests share the 2 cores

@@ -52,12 +52,11 @@ SAME_AS_SESSION = {"dt": "draft_target", "sync": SYNC, "trtllmsampler": "ngram"}
 
 
 def _draft_key(track: str) -> str | None:
-    """The draft key as the track's snapshot spells it (DraftTargetDecodingConfig), where that is
-    not the template's own ``speculative_model_dir``."""
+    """The draft key as the track's snapshot spells it, where that is not the template's own."""
     from registry import registry
 
-    fields = (registry().resolve(track).classes().get("DraftTargetDecodingConfig") or {}).get("fields") or {}
-    return "speculative_model" if "speculative_model" in fields else None
+    name = registry().resolve(track).draft_key_field
+    return name if name != "speculative_model_dir" else None
 
 
 def fidelity_name(track: str, kind: str) -> str:
@@ -70,9 +69,10 @@ def fidelity_name(track: str, kind: str) -> str:
 def _fidelity_models(tracks) -> dict:
     models = {}
     for track in tracks:
+        draft_key = _draft_key(track)
         for kind, (template, extra) in FIDELITY_KINDS.items():
             if fidelity_name(track, kind) not in SAME_AS_SESSION.values():
-                key = {"draft_key": _draft_key(track)} if template == "draft_target" and _draft_key(track) else {}
+                key = {"draft_key": draft_key} if template == "draft_target" and draft_key else {}
                 models[fidelity_name(track, kind)] = (template, {**extra, "track": track, **key})
     # A model with max_batch_size > 0: the release refuses its [1, n] text_input. (The teaching
     # departures are tested on LATER_DRAFT_TARGET.)

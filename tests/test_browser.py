@@ -84,13 +84,6 @@ def _chromium():
             chromium.close()
 
 
-@pytest.fixture(scope="module")
-def site(built_site):
-    out = built_site  # the session's build (tests/conftest.py), shared with test_site.py
-    with _served(out) as base:
-        yield base, _page_urls(out), out
-
-
 # What the visit measures on the basics notebook: its last plot (scrolled to) and its first formula.
 _PLOT = """() => {
   const imgs = [...document.querySelectorAll('img[src^="data:image/png"]')];
@@ -252,7 +245,7 @@ def visits():
     return LANE.result("site:visits")["pages"]
 
 
-def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(site, visits):
+def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(visits):
     assert NOTEBOOK_URL in visits and "speculative_decoding/triton_cpu/" in visits
     problems = []
     for url, seen in visits.items():
@@ -345,17 +338,16 @@ def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[s
     return problems
 
 
-def test_no_link_leads_nowhere(site, visits):
-    _, urls, site_dir = site
+def test_no_link_leads_nowhere(built_site, visits):
     base = LANE.result("site:visits")["base"]  # the links are absolute, at the visit's own server
     assert any(u.startswith("speculative_decoding/notebooks/") for u in visits)
-    problems = dead_links(site_dir, base, {url: seen["links"] for url, seen in visits.items()})
+    problems = dead_links(built_site, base, {url: seen["links"] for url, seen in visits.items()})
     assert not problems, "\n".join(problems)
 
 
-def test_a_link_to_a_missing_page_or_anchor_is_found(site):
-    base, _, site_dir = site
-    problems = dead_links(site_dir, base, {"x/": [base + "speculative_decoding/nope/", base + "#no-such-anchor",
+def test_a_link_to_a_missing_page_or_anchor_is_found(built_site):
+    base = "http://127.0.0.1:9/"  # links are compared as text: no server needed
+    problems = dead_links(built_site, base, {"x/": [base + "speculative_decoding/nope/", base + "#no-such-anchor",
                                                   base + "speculative_decoding/versions/", "https://example.org/"]})
     assert len(problems) == 2, problems
     assert any("page that does not exist: /speculative_decoding/nope/" in p for p in problems), problems

@@ -55,12 +55,11 @@ def decoding_rows(tracks: list[Track]) -> list[list[str]]:
 
 
 def draft_key(track: Track) -> str:
-    fields = ((track.classes().get("DraftTargetDecodingConfig") or {}).get("fields") or {})
-    for name in ("speculative_model", "speculative_model_dir"):
-        if name in fields:
-            aliases = fields[name].get("aliases") or []
-            return f"`{name}`" + (f" (alias {', '.join(f'`{a}`' for a in aliases)})" if aliases else "")
-    return "not recorded"
+    name = track.draft_key_field
+    if name is None:
+        return "not recorded"
+    aliases = track.classes()["DraftTargetDecodingConfig"]["fields"][name].get("aliases") or []
+    return f"`{name}`" + (f" (alias {', '.join(f'`{a}`' for a in aliases)})" if aliases else "")
 
 
 def rule_count(track: Track) -> tuple[int, int]:
@@ -150,14 +149,18 @@ def tracks_table(registry: Registry | None = None) -> str:
     return _table(["Track", "TensorRT-LLM", "Triton container", "Engine workflow (`trtllm-build`)"], rows)
 
 
+def tab_files(path: str, registry: Registry | None = None) -> list[tuple[Track, str]]:
+    """``(track, repository-relative file)`` for every track: what a marker's tab for it includes."""
+    return [(t, f"{SNIPPETS}/{path.replace('{track}', t.id)}") for t in (registry or Registry()).tracks]
+
+
 def track_tabs(lang: str, path: str, root=None, registry: Registry | None = None, indent: str = "") -> str:
     """A tab per track that has ``snippets/<path with {track}>``, each including that file."""
     from pathlib import Path
 
     root = Path(root) if root else Path(__file__).resolve().parents[3]
     out = []
-    for t in (registry or Registry()).tracks:
-        rel = f"{SNIPPETS}/{path.replace('{track}', t.id)}"
+    for t, rel in tab_files(path, registry):
         if (root / rel).is_file():
             out.append(f'=== "{t.tab_label}"\n\n    ```{lang}\n    --8<-- "{rel}"\n    ```\n')
     text = "\n".join(out)

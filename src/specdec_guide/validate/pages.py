@@ -117,21 +117,18 @@ def check(text: str, root: Path, is_verified: Callable[[Path], bool]) -> tuple[l
 def _check_track_tabs(text: str, root: Path, is_verified) -> list:
     """A ``track-tabs`` marker (specdec_guide.site.version_tables) becomes one include per track:
     each track must have the file, and each file is checked as an include is."""
-    from specdec_guide.site.version_tables import SNIPPETS, TABS_RE
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.site.version_tables import TABS_RE, tab_files
 
-    out, tracks = [], None
+    out = []
     for m in TABS_RE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         col = m.start("path") - m.start() + 1
         if "{track}" not in m["path"]:
             out.append((line, col, f"track-tabs path '{m['path']}' has no {{track}}: it would show one file in every tab"))
             continue
-        tracks = tracks if tracks is not None else [t.id for t in Registry().tracks]
-        for track in tracks:
-            rel = f"{SNIPPETS}/{m['path'].replace('{track}', track)}"
+        for track, rel in tab_files(m["path"]):
             if not (root / rel).is_file():
-                out.append((line, col, f"track {track} has no '{rel}': every track gets a tab here (add the file)"))
+                out.append((line, col, f"track {track.id} has no '{rel}': every track gets a tab here (add the file)"))
             else:
                 out.extend((line, col, msg) for msg in _check_include(rel, root, is_verified))
     return out

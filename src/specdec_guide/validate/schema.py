@@ -83,6 +83,13 @@ class Track:
         return self.container.rsplit(":", 1)[-1].split("-", 1)[0] if ":" in self.container else ""
 
     @property
+    def draft_key_field(self) -> str | None:
+        """The DraftTargetDecodingConfig field that names the draft model in this release
+        (``speculative_model`` or ``speculative_model_dir``), or None when the snapshot has neither."""
+        fields = (self.classes().get("DraftTargetDecodingConfig") or {}).get("fields") or {}
+        return next((name for name in ("speculative_model", "speculative_model_dir") if name in fields), None)
+
+    @property
     def tab_label(self) -> str:
         """The title of this track's tab on every page (linked tabs switch on equal titles)."""
         return f"TensorRT-LLM {self.id} (Triton {self.container_tag})" if self.container_tag else f"TensorRT-LLM {self.id}"
