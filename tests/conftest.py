@@ -20,7 +20,7 @@ it (or computes it, if the lane has not started it). A module that needs a walk 
 parametrized by ``page`` names it in a module-level ``WALKS_NEEDED`` so the lane knows.
 A test that mostly waits on processes of its own (a tritonserver of its own, its shutdown
 polling) can run on the lane too: ``@ahead`` from tests/prefetch.py (arguments: tmp_path,
-smollm2_dir; test_triton_server.py and test_quickstart.py use it).
+smollm2_dir, tiny_models; test_triton_server.py, test_quickstart.py and the load-failure tests use it).
 """
 
 from __future__ import annotations
@@ -29,16 +29,17 @@ from pathlib import Path
 
 import pytest
 from prefetch import LANE, prepare_smollm2, smollm2_checkpoint
+from prefetch import publish_stand_in, stand_in_ready
+from prefetch import tiny_models as prefetch_tiny_models
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory):
-    """(target_dir, draft_dir): the deterministic tiny HF models, written once per test session."""
-    from specdec_guide.models.tiny import write_tiny_models
-
-    return write_tiny_models(tmp_path_factory.mktemp("tiny_models"))
+    """(target_dir, draft_dir): the deterministic tiny HF models, written once per test session
+    (the same folders the lane's jobs get: prefetch.tiny_models)."""
+    return prefetch_tiny_models(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
@@ -48,9 +49,6 @@ def smollm2_dir():
     return smollm2_checkpoint()
 
 
-#: From its launch: its 15 models load while the lane's jobs and other tests share the 2 cores
-#: (measured: 7 models took up to 51 s with the main thread waiting, 5 up to 175 s on busy cores).
-STAND_IN_READY_S = 480
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +58,11 @@ def stand_in_launched(tmp_path_factory, tiny_models):
     end, leaving no process and no shared-memory file."""
     from pathlib import Path
 
-    from stand_in import MODELS, launch, render_models
+    from stand_in import MODELS, STAND_IN_READY_S, launch, render_models
 
     repo = render_models(tmp_path_factory.mktemp("stand_in_repo"), MODELS, *tiny_models)
     server = launch(repo, STAND_IN_READY_S)
+    publish_stand_in(server)  # for the lane's jobs that use it (test_bench's AIPerf run)
     pid = server.proc.pid
     try:
         yield server
@@ -80,7 +79,9 @@ def stand_in_launched(tmp_path_factory, tiny_models):
 @pytest.fixture(scope="session")
 def stand_in_server(stand_in_launched):
     """The session's stand-in server, ready (tests/stand_in.py says what it serves)."""
-    return stand_in_launched.wait_ready()
+    from stand_in import STAND_IN_READY_S
+
+    return stand_in_ready(STAND_IN_READY_S)
 
 
 def _uses_stand_in(item) -> bool:
@@ -89,18 +90,21 @@ def _uses_stand_in(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """The modules that use the session server run after the others (each module keeps its own
-    order), so that the server, launched at the first test, loads its models while they run; the
-    notebooks stay last, as collected (their runs are the lane's; the main thread only reports them).
-    (Moving the modules that read lane jobs' results later as well was measured: no faster.)"""
+    order), so that the server, launched at the first test, loads its models while they run; so do
+    modules that say ``RUNS_LATE = True`` (their lane job is ranked late: by the time the main thread
+    gets there, the lane has usually done it). The notebooks stay last, as collected (their runs are
+    the lane's; the main thread only reports them). (Moving every module that reads a lane job's
+    result later was measured: no faster.)"""
     def module(item):
         return getattr(getattr(item, "module", None), "__name__", None)
 
-    server = {module(item) for item in items if _uses_stand_in(item)}
+    late = {module(item) for item in items
+            if _uses_stand_in(item) or getattr(getattr(item, "module", None), "RUNS_LATE", False)}
 
     def rank(item) -> int:
         if str(item.fspath).endswith(".ipynb"):
             return 2
-        return 1 if module(item) in server else 0
+        return 1 if module(item) in late else 0
 
     items.sort(key=rank)
 

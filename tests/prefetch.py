@@ -14,8 +14,10 @@ so the two cores stay busy. A test asks for a job's result with :meth:`Lane.resu
 - not started yet: it computes it itself, in the main thread, and the lane skips it.
 
 So the outcome of every test is what it was without the lane; only the moment the work is done
-changes. ``SPECDEC_TEST_LANE=N`` sets the number of threads (default 2); ``0`` turns the lane
-off (every job is then computed by the first test that asks, as a plain session fixture would).
+changes. ``SPECDEC_TEST_LANE=N`` sets the number of threads (default 2, plus one that takes only
+the jobs that wait: :data:`WAIT_THREADS`); ``0`` turns the lane off (every job is then computed by
+the first test that asks, as a plain session fixture would). A thread looking for work passes by a
+job whose lock another thread holds (:func:`ahead`'s per-module lock) and takes it up later.
 
 Adding a job (for a fixture of your own): ``LANE.add(key, fn, needed_by)`` at import time of a
 conftest, where ``fn(tmp_path_factory)`` computes the result and ``needed_by(item)`` says whether a
@@ -40,11 +42,16 @@ from typing import Any, Callable
 #: the very end of the session), so it never ends last; then the longest page walk (the estimate
 #: page, ~60 s: the main thread reaches its test early and would wait for it), the other walks and
 #: the quick start's own server, then the site builds, the other tests marked :func:`ahead` (they
-#: wait on servers, seconds each), then the other notebooks. The main thread takes from the front
-#: what nobody has started when a test needs it.
+#: wait on servers, seconds each), the jobs of modules that run late in the main thread
+#: (test_real_model's engines, test_bench's AIPerf run), then the other notebooks. The main thread
+#: takes from the front what nobody has started when a test needs it.
 ORDER = ("notebook:notebooks/08_", "walk:speculative_decoding/estimate.md", "walk:", "ahead:test_quickstart::",
-         "site:", "ahead:", "notebook:")
+         "site:", "ahead:", "real:", "aiperf:", "notebook:")
 THREADS = 2
+#: One more thread that takes only the jobs that wait (``pool="wait"``: a tritonserver of their own
+#: that starts and stops at almost no CPU): they then wait beside the CPU work instead of in front
+#: of it. (A third thread for any job was measured: slower, the cores oversubscribed.)
+WAIT_THREADS = 1
 CLEANUP_TIMEOUT_S = 120  # at the end of the session, for a job that was stopped to clean up
 
 
@@ -59,7 +66,9 @@ class _Job:
     done: threading.Event = field(default_factory=threading.Event)
     where: str = ""  # "lane" or "main": who computed it (reported in the session summary)
     seconds: float = 0.0
-    prepare: Callable[[], Any] | None = None  # run in the main thread before the lane starts
+    prepare: Callable[[Any], Any] | None = None  # run in the main thread before the lane starts
+    lock: Any = None  # held while it runs (ahead jobs of one module): not taken up while it is held
+    pool: str = "cpu"  # "wait": also taken by the lane's waiting thread (WAIT_THREADS)
 
 
 class Lane:
@@ -72,11 +81,14 @@ class Lane:
         self._queue: list[str] = []
 
     def add(self, key: str, fn: Callable[[Any], Any], needed_by: Callable[[Any], bool],
-            prepare: Callable[[], Any] | None = None) -> None:
-        """``prepare``: what the job needs computed in the main thread, once, before any test runs
-        (state that a test's monkeypatch could change under a job running beside it)."""
+            prepare: Callable[[Any], Any] | None = None, lock=None, pool: str = "cpu") -> None:
+        """``prepare(tmp_path_factory)``: what the job needs computed in the main thread, once, before
+        any test runs (state that a test's monkeypatch could change under a job running beside it).
+        ``lock``: one that ``fn`` holds while it runs; a thread looking for work passes the job by
+        while another holds it (it would only wait) and comes back to it later. ``pool="wait"``: a
+        job that mostly waits, which the waiting thread may take too."""
         with self._lock:
-            self._jobs.setdefault(key, _Job(key, fn, needed_by, prepare=prepare))
+            self._jobs.setdefault(key, _Job(key, fn, needed_by, prepare=prepare, lock=lock, pool=pool))
 
     def has(self, key: str) -> bool:
         return key in self._jobs
@@ -88,7 +100,7 @@ class Lane:
             return []
         wanted = [job for job in self._jobs.values() if any(job.needed_by(item) for item in items)]
         for prepare in dict.fromkeys(job.prepare for job in wanted if job.prepare is not None):
-            prepare()
+            prepare(tmp_path_factory)
         rank = {job.key: next((i for i, p in enumerate(ORDER) if job.key.startswith(p)), len(ORDER)) for job in wanted}
         queue = [job.key for job in sorted(wanted, key=lambda j: rank[j.key])]  # stable: registration order within a rank
         threads = int(os.environ.get("SPECDEC_TEST_LANE", THREADS))
@@ -97,14 +109,19 @@ class Lane:
         self._queue = queue
         self._threads = [threading.Thread(target=self._work, args=(queue,), name=f"specdec-test-lane-{i}", daemon=True)
                          for i in range(min(threads, len(queue)))]
+        waiting = [key for key in queue if self._jobs[key].pool == "wait"]
+        self._threads += [threading.Thread(target=self._work, args=(waiting,), name=f"specdec-test-lane-wait{i}",
+                                           daemon=True) for i in range(min(WAIT_THREADS, len(waiting)))]
         for thread in self._threads:
             thread.start()
         return queue
 
-    def _claim(self, key: str) -> _Job | None:
+    def _claim(self, key: str, runnable_only: bool = False) -> _Job | None:
         with self._lock:
             job = self._jobs[key]
             if job.state != "pending" or (self._closing and threading.current_thread() in self._threads):
+                return None
+            if runnable_only and job.lock is not None and job.lock.locked():
                 return None
             job.state = "running"
             return job
@@ -124,11 +141,19 @@ class Lane:
             job.done.set()
 
     def _work(self, queue: list[str]) -> None:
+        import time
+
         try:
-            for key in queue:
-                job = self._claim(key)
+            while True:
+                # The first pending job in order whose lock is free; a locked one is passed by (it
+                # would only wait, with a core idle) and taken up when it is free.
+                job = next((j for j in map(lambda k: self._claim(k, runnable_only=True), queue) if j), None)
                 if job is not None:
                     self._run(job, threading.current_thread().name)
+                elif any(self._jobs[k].state == "pending" for k in queue) and not self._closing:
+                    time.sleep(0.2)
+                else:
+                    return
         except KeyboardInterrupt:  # from close(), between two jobs
             pass
 
@@ -140,7 +165,7 @@ class Lane:
         while not self._jobs[key].done.is_set():
             # The lane runs it: meanwhile take another job of the same kind that nobody started
             # (the next page walk, say), so both cores work; else wait.
-            other = next((j for k, j in self._queue_of_kind(key) if self._claim(k) is j), None)
+            other = next((j for k, j in self._queue_of_kind(key) if self._claim(k, runnable_only=True) is j), None)
             if other is not None:
                 self._run(other, "the main thread")
             else:
@@ -184,7 +209,7 @@ _MODULE_LOCKS: dict[str, threading.Lock] = {}
 _CHECKPOINT: dict[str, Any] = {}
 
 
-def prepare_smollm2() -> None:
+def prepare_smollm2(tmp_path_factory=None) -> None:
     """The real model's checkpoint, made ready in the main thread before the lane starts (a prepare
     step): a job that called ensure_checkpoint itself could run while a test monkeypatches pip's
     environment or the pinned hash (tests/test_models_smollm2.py) and fetch the wrong file."""
@@ -210,28 +235,83 @@ def _smollm2_dir(tmp_path_factory, name):
     return smollm2_checkpoint()
 
 
+_TINY: dict[str, Any] = {}
+_TINY_LOCK = threading.Lock()
+
+
+def tiny_models(tmp_path_factory):
+    """(target_dir, draft_dir): the deterministic tiny models, written once per session. The
+    session fixture of that name and the :func:`ahead` jobs share them; a job's prepare step
+    writes them in the main thread before the lane starts."""
+    with _TINY_LOCK:
+        if "dirs" not in _TINY:
+            from specdec_guide.models.tiny import write_tiny_models
+
+            _TINY["dirs"] = write_tiny_models(tmp_path_factory.mktemp("tiny_models"))
+        return _TINY["dirs"]
+
+
+_STAND_IN: dict[str, Any] = {}
+_STAND_IN_LAUNCHED = threading.Event()
+_STAND_IN_LOCK = threading.Lock()
+
+
+def publish_stand_in(server) -> None:
+    """The session server, launched (tests/conftest.py): jobs may now wait for it."""
+    _STAND_IN["server"] = server
+    _STAND_IN_LAUNCHED.set()
+
+
+def stand_in_ready(timeout: float):
+    """The session server, ready. Its ``wait_ready`` is not made for two threads, so the first
+    thread that asks waits, under a lock, and the others get its result (or its error)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not _STAND_IN_LAUNCHED.wait(1):  # in steps: a job stays interruptible (Lane.close)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the session's stand-in server was not launched within {timeout:g} s")
+    with _STAND_IN_LOCK:
+        if "ready" not in _STAND_IN:
+            try:
+                _STAND_IN["ready"] = _STAND_IN["server"].wait_ready()
+            except BaseException as err:
+                _STAND_IN["ready"] = err
+        if isinstance(_STAND_IN["ready"], BaseException):
+            raise _STAND_IN["ready"]
+        return _STAND_IN["ready"]
+
+
 #: The arguments an :func:`ahead` test may take: name -> (tmp_path_factory, test name) -> value.
 AHEAD_ARGUMENTS = {
     "tmp_path": lambda tmp_path_factory, name: tmp_path_factory.mktemp(name[:30]),
     "smollm2_dir": _smollm2_dir,
+    "tiny_models": lambda tmp_path_factory, name: tiny_models(tmp_path_factory),
 }
+#: What an argument needs done in the main thread before the lane starts (a prepare step).
+AHEAD_PREPARES = {"smollm2_dir": prepare_smollm2, "tiny_models": tiny_models}
 
 
-def ahead(test):
+def ahead(test=None, *, waits: bool = True):
     """Decorator: the body of ``test(tmp_path)`` runs as a lane job (key ``ahead:<module>::<name>``).
 
     For a test that spends its time waiting on processes of its own (a tritonserver's start and
-    its shutdown polling, seconds each at almost no CPU): the lane runs it while other tests run.
+    its shutdown polling, seconds each at almost no CPU): the lane runs it while other tests run,
+    and its waiting thread may take it (``pool="wait"``). ``@ahead(waits=False)``: a test whose own
+    processes keep a core busy (a server on the real model), for the lane's other threads only.
     The test item stays, with the same assertions; it asks for the job's result, so a failure is
     raised in it (the assertion and its traceback as if it had run there). Only for a test whose
     arguments are among :data:`AHEAD_ARGUMENTS` (``tmp_path``: a fresh folder from
-    ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint) and that touches no per-test
+    ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint; ``tiny_models``: the session's
+    tiny models) and that touches no per-test
     state and stops every process it starts. The jobs of one module run one
     at a time (a lock per module), as they did in the main thread: a test that looks at what a
     killed launcher left behind must not see another of them start a server and sweep it.
     """
     import inspect
 
+    if test is None:
+        return lambda fn: ahead(fn, waits=waits)
     names = list(inspect.signature(test).parameters)
     assert set(names) <= set(AHEAD_ARGUMENTS), f"{test.__name__}: only {sorted(AHEAD_ARGUMENTS)}"
     key = f"ahead:{test.__module__}::{test.__name__}"
@@ -246,7 +326,9 @@ def ahead(test):
         module = getattr(getattr(item, "module", None), "__name__", None)
         return getattr(item, "originalname", item.name) == test.__name__ and module == test.__module__
 
-    LANE.add(key, job, needed, prepare=prepare_smollm2 if "smollm2_dir" in names else None)
+    prepares = [AHEAD_PREPARES[name] for name in names if name in AHEAD_PREPARES]
+    LANE.add(key, job, needed, prepare=(lambda factory: [p(factory) for p in prepares]) if prepares else None,
+             lock=lock, pool="wait" if waits else "cpu")
 
     def run_ahead():
         LANE.result(key)

@@ -19,7 +19,9 @@ import pytest
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
-from stand_in import LATER_DRAFT_TARGET
+from prefetch import LANE, stand_in_ready
+from prefetch import tiny_models as session_tiny_models
+from stand_in import LATER_DRAFT_TARGET, STAND_IN_READY_S
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "bench"
@@ -70,18 +72,31 @@ def _generate(server, model: str, prompt: str) -> dict:
 
 
 # -- AIPerf end to end ------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def aiperf_run(server, tiny_models, tmp_path_factory):
-    """The page's AIPerf command against the draft_target model at concurrency 2 (one level: AIPerf
-    writes into OUT itself; the notebook runs the sweep, which writes OUT/concurrency_<n>/)."""
-    if (why := _aiperf_missing()) is not None:
-        pytest.skip(why)
+def _aiperf_job(tmp_path_factory):
+    """A lane job: the page's AIPerf command against the session server's LATER_DRAFT_TARGET at
+    concurrency 2 (one level: AIPerf writes into OUT itself; the notebook runs the sweep, which
+    writes OUT/concurrency_<n>/)."""
+    server = stand_in_ready(STAND_IN_READY_S)
     out = tmp_path_factory.mktemp("aiperf")
     texts = [t for group in PROMPTS.values() for t in group]
     prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
-    run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET, tokenizer=tiny_models[0], prompts=prompts,
-                       out=out / "results", concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
+    run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET,
+                       tokenizer=session_tiny_models(tmp_path_factory)[0], prompts=prompts, out=out / "results",
+                       concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
     return out / "results"
+
+
+if _aiperf_missing() is None:
+    LANE.add("aiperf:test_bench", _aiperf_job, lambda item: "aiperf_run" in getattr(item, "fixturenames", ()),
+             prepare=session_tiny_models)
+
+
+@pytest.fixture(scope="module")
+def aiperf_run(server):
+    """The AIPerf run's results folder (a lane job: run in the background, awaited here)."""
+    if (why := _aiperf_missing()) is not None:
+        pytest.skip(why)
+    return LANE.result("aiperf:test_bench")
 
 
 @needs_aiperf

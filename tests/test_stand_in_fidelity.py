@@ -23,6 +23,7 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import RELEASE_FALLBACKS
 from specdec_guide.triton import TritonServer
 from registry import tracks
+from prefetch import ahead
 from stand_in import ENGINE_ENV as ENV, LATER_DRAFT_TARGET, edit, fidelity_name, set_policy
 
 TRACKS = tuple(tracks())
@@ -253,9 +254,20 @@ def _failing_repo(root, target, draft, *, auto_complete: bool):
     return repo
 
 
-@pytest.mark.parametrize("auto_complete", [False, True], ids=["launcher", "auto-complete"])
-def test_FACT_load_failures(tmp_path, tiny_models, auto_complete):
-    """llmapi_triton_config_required_keys, auto_complete_policy_conflict_fails, and each track's snapshot."""
+@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
+def test_FACT_load_failures_with_the_launcher(tmp_path, tiny_models):
+    """llmapi_triton_config_required_keys under our launcher (auto-complete off, as the container's)."""
+    _load_failures(tmp_path, tiny_models, auto_complete=False)
+
+
+@ahead
+def test_FACT_load_failures_with_auto_complete(tmp_path, tiny_models):
+    """llmapi_triton_config_required_keys and auto_complete_policy_conflict_fails with auto-complete."""
+    _load_failures(tmp_path, tiny_models, auto_complete=True)
+
+
+def _load_failures(tmp_path, tiny_models, auto_complete: bool) -> None:
+    """The facts of loading, and each track's snapshot, in one server start that must fail."""
     target, draft = tiny_models
     repo = _failing_repo(tmp_path, target, draft, auto_complete=auto_complete)
     server = TritonServer(repo, timeout=180, env=ENV, auto_complete=auto_complete)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prefetch import ahead
 from stand_in import NO_POLICY, POLICY, SYNC
 
 from specdec_guide import behaviour, templates
@@ -292,6 +293,7 @@ def test_32_concurrent_clients_10_requests_each(server):
 
 
 # -- models that must not load ----------------------------------------------------------------
+@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models):
     """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start.
     Only the three serve (each model is a stub that imports torch): model.py comes from a
@@ -326,6 +328,7 @@ def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models
     assert server.proc is None and not server.shm_files()
 
 
+@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_malformed_rendered_config_pbtxt_fails_with_line_and_column(tmp_path, tiny_models):
     target, _ = tiny_models
     model = templates.render("baseline", model=str(target), out=tmp_path / "repo")

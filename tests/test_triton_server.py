@@ -130,6 +130,7 @@ def test_two_servers_side_by_side_get_their_own_ports_and_shm(tmp_path):
         assert _generate(b.http_url, "b")["text_output"] == "b"
 
 
+@ahead
 def test_malformed_config_pbtxt_fails_fast_with_file_line_col(tmp_path):
     bad = 'name: "tensorrt_llm"\nbackend: "python"\ninput [ { name: "text_input" data_type: TYPE_STRING dims: [ -1 ] }\noutput [\n'
     repo = _echo_repo(tmp_path, config=bad)
@@ -143,6 +144,7 @@ def test_malformed_config_pbtxt_fails_fast_with_file_line_col(tmp_path):
     assert server.proc is None and not server.shm_files()
 
 
+@ahead
 def test_model_that_fails_to_load_reports_the_reason(tmp_path):
     repo = _echo_repo(tmp_path, init='raise ValueError("model.yaml: bad decoding_type")')
     with pytest.raises(UserError) as err:
@@ -150,6 +152,7 @@ def test_model_that_fails_to_load_reports_the_reason(tmp_path):
     assert "model 'tensorrt_llm' failed to load: ValueError: model.yaml: bad decoding_type" in str(err.value).splitlines()[0]
 
 
+@ahead
 def test_missing_model_py_fails_instead_of_hanging(tmp_path):
     repo = _echo_repo(tmp_path, model_py=False)
     t0 = time.monotonic()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, load_data_yaml
 
 DATA = Path(__file__).resolve().parent / "schemas" / "containers.yaml"
 SNIPPET = Path("snippets/versions/container_map.md")
@@ -26,7 +26,7 @@ DOCKERFILE = "dockerfile/Dockerfile.triton.trt_llm_backend"
 
 def load(path: Path = DATA) -> list[dict]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_data_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:
         raise UserError(f"{path}: cannot read the container map: {err}") from None
     rows = data.get("containers")
@@ -50,7 +50,7 @@ def track_of(version: str, tracks: dict[str, str]) -> str:
 
 def _tracks() -> dict[str, str]:
     """TensorRT-LLM version -> track id, from tracks.yaml."""
-    data = yaml.safe_load((DATA.parent / "tracks.yaml").read_text(encoding="utf-8")) or {}
+    data = load_data_yaml((DATA.parent / "tracks.yaml").read_text(encoding="utf-8")) or {}
     entries = data.get("tracks", data)
     out = {}
     items = entries.items() if isinstance(entries, dict) else ((e.get("id"), e) for e in entries)

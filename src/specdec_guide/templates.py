@@ -63,9 +63,9 @@ def template_dir(method: str) -> Path:
 
 def _container_model_files() -> tuple[str, list[str]]:
     """Where the container keeps the llmapi model.py and which files to take, from the snapshot."""
-    import yaml
+    from specdec_guide.diagnostics import load_data_yaml
 
-    facts = yaml.safe_load((_PKG / "schemas" / TRACK / "triton.yaml").read_text())["llmapi_model"]
+    facts = load_data_yaml((_PKG / "schemas" / TRACK / "triton.yaml").read_text())["llmapi_model"]
     files = [f.split("/", 1)[1] for f in facts["files"] if f.startswith("1/") and f.endswith(".py")]
     return facts["container_path"] + "/1", files
 

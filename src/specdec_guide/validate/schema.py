@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, load_data_yaml
 
 SCHEMA_DIR_ENV = "SPECDEC_GUIDE_SCHEMA_DIR"
 PARTS = ("llm_api", "cli", "triton")
@@ -48,7 +48,7 @@ def _load_yaml(path: Path) -> dict:
 
 def _parse_yaml(path: Path) -> dict:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_data_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise UserError(f"cannot read schema snapshot {path}: {err}") from None
     except yaml.YAMLError as err:
