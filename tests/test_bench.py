@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import queue
 import re
+import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -80,10 +81,11 @@ def _aiperf_job(tmp_path_factory):
     out = tmp_path_factory.mktemp("aiperf")
     texts = [t for group in PROMPTS.values() for t in group]
     prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
+    before = set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*"))
     run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET,
                        tokenizer=session_tiny_models(tmp_path_factory)[0], prompts=prompts, out=out / "results",
                        concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
-    return out / "results"
+    return out / "results", set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*")) - before
 
 
 if _aiperf_missing() is None:
@@ -96,7 +98,14 @@ def aiperf_run(server):
     """The AIPerf run's results folder (a lane job: run in the background, awaited here)."""
     if (why := _aiperf_missing()) is not None:
         pytest.skip(why)
-    return LANE.result("aiperf:test_bench")
+    return LANE.result("aiperf:test_bench")[0]
+
+
+@needs_aiperf
+def test_aiperf_leaves_nothing_in_the_temp_dir(aiperf_run):
+    """AIPerf 0.13.0 writes a memory-map folder per level into the temp dir and leaves it: run_aiperf
+    gives it a temp dir of its own and removes it."""
+    assert LANE.result("aiperf:test_bench")[1] == set()
 
 
 @needs_aiperf

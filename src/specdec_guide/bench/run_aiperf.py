@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 from specdec_guide.diagnostics import UserError
@@ -57,9 +59,20 @@ def profile(*, triton_http: str, model: str, tokenizer: str | Path, prompts: str
                MODEL=model, TOKENIZER=str(tokenizer), PROMPTS=str(prompts), OUT=str(out),
                CONCURRENCY=",".join(str(c) for c in concurrency), REQUESTS=str(requests))
     env.pop("HF_HUB_OFFLINE", None)  # with it set, AIPerf refuses a local tokenizer path
+    # AIPerf 0.13.0 leaves a folder aiperf_mmap_<id> in the temp dir per concurrency level (its
+    # dataset's memory map): give it a temp dir of its own, removed afterwards.
+    scratch = tempfile.mkdtemp(prefix="specdec-aiperf-")
+    env["TMPDIR"] = scratch
     # Own process group: AIPerf runs several processes, and a timeout must stop all of them.
     proc = subprocess.Popen(["bash", "-e", str(root / SNIPPET)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return _finish(proc, timeout, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float, out) -> subprocess.CompletedProcess:
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except BaseException as err:  # a timeout, or a Ctrl-C / kernel interrupt in a notebook
