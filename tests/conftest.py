@@ -20,7 +20,12 @@ it (or computes it, if the lane has not started it). A module that needs a walk 
 parametrized by ``page`` names it in a module-level ``WALKS_NEEDED`` so the lane knows.
 A test that mostly waits on processes of its own (a tritonserver of its own, its shutdown
 polling) can run on the lane too: ``@ahead`` from tests/prefetch.py (arguments: tmp_path,
-smollm2_dir, tiny_models; test_triton_server.py, test_quickstart.py and the load-failure tests use it).
+smollm2_dir, tiny_models, stand_in_server; test_triton_server.py, test_quickstart.py, the
+load-failure tests and the page-flow test use it).
+
+The lane's jobs run beside every other test, in the same process: a test must not change the
+process's environment for what they read (``SPECDEC_GUIDE_SCHEMA_DIR``, say); give the changed
+environment to a subprocess instead (test_coverage.py does).
 """
 
 from __future__ import annotations

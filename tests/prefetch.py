@@ -37,16 +37,17 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: The lane's order: the prefixes of job keys, first to last. The longest job first (the
-#: benchmarking notebook, ~80 s on 2 idle cores and up to 190 s in the suite, reported by nbmake at
-#: the very end of the session), so it never ends last; then the longest page walk (the estimate
-#: page, ~60 s: the main thread reaches its test early and would wait for it), the other walks and
-#: the quick start's own server, then the site builds, the other tests marked :func:`ahead` (they
-#: wait on servers, seconds each), the jobs of modules that run late in the main thread
-#: (test_real_model's engines, test_bench's AIPerf run), then the other notebooks. The main thread
-#: takes from the front what nobody has started when a test needs it.
+#: The lane's order: the prefixes of job keys, first to last, longest first (so that what is left
+#: at the end is short and splits across threads). The benchmarking notebook (~80 s on 2 idle
+#: cores, up to 190 s in the suite), then the longest page walk (the estimate page, ~60-90 s),
+#: the other walks and the quick start's own server (the main thread reaches their tests early),
+#: the other notebooks (~30 s: measured, the basics notebook ranked last ended the session on the
+#: lane after the benchmarking one), test_real_model's engines (~25 s; its module runs late), the
+#: site builds, test_bench's AIPerf run, then the tests marked :func:`ahead` (seconds each; the
+#: waiting thread takes them from the start). The main thread takes from the front what nobody has
+#: started when a test needs it.
 ORDER = ("notebook:notebooks/08_", "walk:speculative_decoding/estimate.md", "walk:", "ahead:test_quickstart::",
-         "site:", "ahead:", "real:", "aiperf:", "notebook:")
+         "notebook:", "real:", "site:", "aiperf:", "ahead:")
 THREADS = 2
 #: One more thread that takes only the jobs that wait (``pool="wait"``: a tritonserver of their own
 #: that starts and stops at almost no CPU): they then wait beside the CPU work instead of in front
@@ -69,6 +70,7 @@ class _Job:
     prepare: Callable[[Any], Any] | None = None  # run in the main thread before the lane starts
     lock: Any = None  # held while it runs (ahead jobs of one module): not taken up while it is held
     pool: str = "cpu"  # "wait": also taken by the lane's waiting thread (WAIT_THREADS)
+    ready: Callable[[], bool] | None = None  # False: not taken up by a thread looking for work yet
 
 
 class Lane:
@@ -81,14 +83,16 @@ class Lane:
         self._queue: list[str] = []
 
     def add(self, key: str, fn: Callable[[Any], Any], needed_by: Callable[[Any], bool],
-            prepare: Callable[[Any], Any] | None = None, lock=None, pool: str = "cpu") -> None:
+            prepare: Callable[[Any], Any] | None = None, lock=None, pool: str = "cpu",
+            ready: Callable[[], bool] | None = None) -> None:
         """``prepare(tmp_path_factory)``: what the job needs computed in the main thread, once, before
         any test runs (state that a test's monkeypatch could change under a job running beside it).
         ``lock``: one that ``fn`` holds while it runs; a thread looking for work passes the job by
         while another holds it (it would only wait) and comes back to it later. ``pool="wait"``: a
-        job that mostly waits, which the waiting thread may take too."""
+        job that mostly waits, which the waiting thread may take too. ``ready()``: False while the
+        job would only wait for something (the session server): passed by until then."""
         with self._lock:
-            self._jobs.setdefault(key, _Job(key, fn, needed_by, prepare=prepare, lock=lock, pool=pool))
+            self._jobs.setdefault(key, _Job(key, fn, needed_by, prepare=prepare, lock=lock, pool=pool, ready=ready))
 
     def has(self, key: str) -> bool:
         return key in self._jobs
@@ -121,7 +125,8 @@ class Lane:
             job = self._jobs[key]
             if job.state != "pending" or (self._closing and threading.current_thread() in self._threads):
                 return None
-            if runnable_only and job.lock is not None and job.lock.locked():
+            if runnable_only and ((job.lock is not None and job.lock.locked()) or
+                                  (job.ready is not None and not job.ready())):
                 return None
             job.state = "running"
             return job
@@ -282,11 +287,39 @@ def stand_in_ready(timeout: float):
         return _STAND_IN["ready"]
 
 
+_READY_POLLED: dict[str, float] = {}
+
+
+def stand_in_is_ready() -> bool:
+    """Whether the session server answers ready now (without waiting; asked at most every 2 s)."""
+    import time
+    import urllib.request
+
+    if "ready" in _STAND_IN:
+        return True
+    server = _STAND_IN.get("server")
+    if server is None or time.monotonic() - _READY_POLLED.get("at", 0.0) < 2:
+        return False
+    _READY_POLLED["at"] = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{server.http_url}/v2/health/ready", timeout=1) as reply:
+            return reply.status == 200
+    except OSError:
+        return server.proc is None or server.proc.poll() is not None  # exited: let the job report it
+
+
+def _stand_in_server():
+    from stand_in import STAND_IN_READY_S
+
+    return stand_in_ready(STAND_IN_READY_S)
+
+
 #: The arguments an :func:`ahead` test may take: name -> (tmp_path_factory, test name) -> value.
 AHEAD_ARGUMENTS = {
     "tmp_path": lambda tmp_path_factory, name: tmp_path_factory.mktemp(name[:30]),
     "smollm2_dir": _smollm2_dir,
     "tiny_models": lambda tmp_path_factory, name: tiny_models(tmp_path_factory),
+    "stand_in_server": lambda tmp_path_factory, name: _stand_in_server(),
 }
 #: What an argument needs done in the main thread before the lane starts (a prepare step).
 AHEAD_PREPARES = {"smollm2_dir": prepare_smollm2, "tiny_models": tiny_models}
@@ -303,7 +336,8 @@ def ahead(test=None, *, waits: bool = True):
     raised in it (the assertion and its traceback as if it had run there). Only for a test whose
     arguments are among :data:`AHEAD_ARGUMENTS` (``tmp_path``: a fresh folder from
     ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint; ``tiny_models``: the session's
-    tiny models) and that touches no per-test
+    tiny models; ``stand_in_server``: the session server, taken up once it is ready) and that touches
+    no per-test
     state and stops every process it starts. The jobs of one module run one
     at a time (a lock per module), as they did in the main thread: a test that looks at what a
     killed launcher left behind must not see another of them start a server and sweep it.
@@ -328,7 +362,8 @@ def ahead(test=None, *, waits: bool = True):
 
     prepares = [AHEAD_PREPARES[name] for name in names if name in AHEAD_PREPARES]
     LANE.add(key, job, needed, prepare=(lambda factory: [p(factory) for p in prepares]) if prepares else None,
-             lock=lock, pool="wait" if waits else "cpu")
+             lock=lock, pool="wait" if waits else "cpu",
+             ready=stand_in_is_ready if "stand_in_server" in names else None)
 
     def run_ahead():
         LANE.result(key)

@@ -366,7 +366,8 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_models):
+@ahead  # its own server from the page's scripts, mostly waiting: on the lane (tests/prefetch.py)
+def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, tiny_models):
     """render.sh, serve.sh, generate.sh in a fresh folder as the guide's page shows them, on the
     tiny target (TARGET) to stay fast; only the ports are moved, through the environment.
     (tests/test_page_walk.py follows the whole page on the real model.)"""
@@ -392,7 +393,7 @@ def test_page_flow_tiny_models_render_serve_generate(server, tmp_path, tiny_mode
                              env=dict(os.environ, TRITON_HTTP_PORT=str(http)), timeout=60)
         assert out.returncode == 0, out.stderr
         # NGram behind the name tensorrt_llm: greedy, so the baseline's text exactly.
-        assert json.loads(out.stdout)["text_output"] == generate(server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
+        assert json.loads(out.stdout)["text_output"] == generate(stand_in_server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
         tree = _descendants(proc.pid)  # `triton up`, tritonserver, the model's stub
         assert len(tree) >= 3
     finally:
