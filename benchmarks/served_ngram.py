@@ -93,7 +93,7 @@ def run(max_tokens: int) -> dict:
     from specdec_guide.drafters.ngram import NGramDrafter
     from specdec_guide.engine.core import Engine
     from specdec_guide.models.smollm2 import ensure_checkpoint
-    from specdec_guide.triton import TritonServer
+    from specdec_guide.triton import serve
 
     target = ensure_checkpoint()
     torch.set_num_threads(1)
@@ -159,8 +159,7 @@ def run(max_tokens: int) -> dict:
         del model
 
         # -- served --------------------------------------------------------------------------
-        server = TritonServer(repo, timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"}).start()
-        try:
+        with serve(repo, timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"}) as server:
             for model_name in SERVED:
                 name = f"served_{model_name}"
                 pid = _stub_pid(model_name)
@@ -178,8 +177,6 @@ def run(max_tokens: int) -> dict:
                     count(name, n_tokens, int(reply["total_draft_tokens"]), int(reply["total_accepted_draft_tokens"]),
                           cpu, wall)
                     outputs[name].append(reply["text_output"])
-        finally:
-            server.stop()
 
     mismatches = [f"{name} #{i + 1}" for name, got in outputs.items() for i, text in enumerate(got)
                   if text != outputs["inproc_baseline"][i]]

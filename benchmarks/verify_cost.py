@@ -27,7 +27,6 @@ import argparse
 import json
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -204,25 +203,15 @@ def ratios(result: dict) -> dict:
             "draft_vs_target": {r["batch"]: r["ms"] / one[r["batch"]] for r in result["draft"]}}
 
 
-def _nvidia_smi() -> tuple[str, str]:
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30)
-        if done.returncode == 0 and done.stdout.strip():
-            name, driver = (p.strip() for p in done.stdout.strip().splitlines()[0].split(",", 1))
-            return name, driver
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        pass
-    return "unknown", "unknown"
-
-
 def provenance(device: str) -> dict:
     import torch
 
     if device != "cuda":
         return {"device": f"CPU ({platform.machine()}, {platform.processor() or 'unknown processor'})",
                 "driver": None, "torch": torch.__version__, "cuda": None}
-    name, driver = _nvidia_smi()
+    from specdec_guide.gpu_tier import gpu_name_and_driver
+
+    name, driver = gpu_name_and_driver()
     memory = torch.cuda.get_device_properties(0).total_memory / 2**30
     return {"device": f"{torch.cuda.get_device_name(0)} ({memory:.0f} GiB)", "driver": driver,
             "nvidia_smi_name": name, "torch": torch.__version__, "cuda": torch.version.cuda}

@@ -231,3 +231,15 @@ def test_benchmarking_notebooks_release_section_follows_from_its_stored_output()
     sums = re.findall(r"(\S+) drafted (\d+), accepted (\d+)", text)
     assert sums and all(d == a == "0" for _, d, a in sums), text
     assert "**acceptance counters read zero**" in prose
+
+
+
+def test_a_gpu_runs_stamp_names_the_gpu_and_driver_nvidia_smi_reports(tmp_path):
+    """One reader of nvidia-smi for every stamp (notebooks, benchmarks/verify_cost.py)."""
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 570.86.15'\n")
+    fake.chmod(0o755)
+    assert gpu_tier.gpu_name_and_driver(str(fake)) == ("NVIDIA H100 80GB HBM3", "570.86.15")
+    fake.write_text("#!/bin/sh\nexit 9\n")
+    assert gpu_tier.gpu_name_and_driver(str(fake)) == ("unknown", "unknown")
+    assert gpu_tier.gpu_name_and_driver(str(tmp_path / "absent")) == ("unknown", "unknown")

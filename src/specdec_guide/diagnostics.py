@@ -57,6 +57,26 @@ def yaml_position(err) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
+def yaml_key_position(text: str, *keys: str) -> tuple[int, int]:
+    """1-based ``(line, col)`` of the innermost of the nested ``keys`` that the YAML text holds
+    (``keys[0]`` at the top, ``keys[1]`` under it, ...); ``(1, 1)`` when it holds none or does not parse."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return 1, 1
+    at = (1, 1)
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        hit = next((kv for kv in node.value if isinstance(kv[0], yaml.ScalarNode) and kv[0].value == key), None)
+        if hit is None:
+            break
+        at, node = (hit[0].start_mark.line + 1, hit[0].start_mark.column + 1), hit[1]
+    return at
+
+
 def load_data_yaml(text: str):
     """Parse YAML this package ships (schema snapshots, behaviour records, registries).
 

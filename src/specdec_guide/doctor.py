@@ -89,23 +89,9 @@ class Config:
 
     def line_of(self, *keys: str) -> int:
         """1-based line of the innermost key in ``keys`` that the file holds (1 when none)."""
-        import yaml
+        from specdec_guide.diagnostics import yaml_key_position
 
-        try:
-            node = yaml.compose(self.text, Loader=yaml.SafeLoader)
-        except yaml.YAMLError:
-            return 1
-        line = 1
-        for key in keys:
-            if not isinstance(node, yaml.MappingNode):
-                break
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.value == key:
-                    line, node = k.start_mark.line + 1, v
-                    break
-            else:
-                break
-        return line
+        return yaml_key_position(self.text, *keys)[0]
 
     def add(self, severity: str, message: str, fix: str, *keys: str) -> None:
         self.findings.append(Finding(str(self.path), self.line_of(*keys) if keys else 1, 1, severity, message, fix))

@@ -301,20 +301,9 @@ def best(estimates: list[Estimate]) -> Estimate:
 # -- reading settings -------------------------------------------------------------------------
 def _key_position(text: str, *keys: str) -> str:
     """``line:col`` of the innermost of ``keys`` the YAML holds (``1:1`` when none)."""
-    import yaml
+    from specdec_guide.diagnostics import yaml_key_position
 
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError):
-        return "1:1"
-    at = "1:1"
-    for key in keys:
-        hit = next((kv for kv in getattr(node, "value", []) if isinstance(node, yaml.MappingNode)
-                    and isinstance(kv[0], yaml.ScalarNode) and kv[0].value == key), None)
-        if hit is None:
-            break
-        at, node = f"{hit[0].start_mark.line + 1}:{hit[0].start_mark.column + 1}", hit[1]
-    return at
+    return "%d:%d" % yaml_key_position(text, *keys)
 
 
 def settings_from_yaml(path: Path) -> NGramSettings:

@@ -35,6 +35,20 @@ def _has_nvidia_gpu() -> bool:
     return out.returncode == 0 and "GPU" in out.stdout
 
 
+def gpu_name_and_driver(smi: str = "nvidia-smi") -> tuple[str, str]:
+    """The first GPU's name and driver version from nvidia-smi, for a run's provenance stamp
+    (``("unknown", "unknown")`` where nvidia-smi is missing or says nothing)."""
+    try:
+        out = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            name, driver = (p.strip() for p in out.stdout.strip().splitlines()[0].split(",", 1))
+            return name, driver
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        pass
+    return "unknown", "unknown"
+
+
 def main() -> int:
     lacks = missing()
     if lacks:

@@ -181,16 +181,10 @@ CONTAINER_ENV = "SPECDEC_GUIDE_CONTAINER_IMAGE"
 def _gpu_provenance() -> dict[str, str]:
     """GPU model, driver and container image for a GPU run's stamp."""
     import os
-    import subprocess
 
-    gpu, driver = "unknown", "unknown"
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
-        if out.returncode == 0 and out.stdout.strip():
-            gpu, driver = (p.strip() for p in out.stdout.strip().splitlines()[0].split(",", 1))
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        pass
+    from specdec_guide.gpu_tier import gpu_name_and_driver
+
+    gpu, driver = gpu_name_and_driver()
     return {"gpu": gpu, "driver": driver, "container": os.environ.get(CONTAINER_ENV, f"unknown ({CONTAINER_ENV} not set)")}
 
 
