@@ -37,17 +37,19 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: The lane's order: the prefixes of job keys, first to last, longest first (so that what is left
-#: at the end is short and splits across threads). The benchmarking notebook (~80 s on 2 idle
-#: cores, up to 190 s in the suite), then the longest page walk (the estimate page, ~60-90 s),
-#: the other walks and the quick start's own server (the main thread reaches their tests early),
-#: the other notebooks (~30 s: measured, the basics notebook ranked last ended the session on the
-#: lane after the benchmarking one), test_real_model's engines (~25 s; its module runs late), the
-#: site builds, test_bench's AIPerf run, then the tests marked :func:`ahead` (seconds each; the
-#: waiting thread takes them from the start). The main thread takes from the front what nobody has
+#: The lane's order: the prefixes of job keys, first to last. The longest job first (the
+#: benchmarking notebook, ~80 s on 2 idle cores and 165-245 s in the suite, reported by nbmake at
+#: the very end of the session), so it never ends last; then the longest page walk (the estimate
+#: page, ~60-100 s: the main thread reaches its test early and would wait for it), the other walks
+#: and the quick start's own server, then the site builds, the other tests marked :func:`ahead`
+#: (the waiting thread takes them from the start), the jobs of modules that run late in the main
+#: thread (test_real_model's engines, test_bench's AIPerf run), then the other notebooks.
+#: Measured: the basics notebook ranked before the site builds ran beside the benchmarking one and
+#: the walks, and every job got slower (the session ~40 s longer); ranked last, it runs in the
+#: session's tail, when the cores have room. The main thread takes from the front what nobody has
 #: started when a test needs it.
 ORDER = ("notebook:notebooks/08_", "walk:speculative_decoding/estimate.md", "walk:", "ahead:test_quickstart::",
-         "notebook:", "real:", "site:", "aiperf:", "ahead:")
+         "site:", "ahead:", "real:", "aiperf:", "notebook:")
 THREADS = 2
 #: One more thread that takes only the jobs that wait (``pool="wait"``: a tritonserver of their own
 #: that starts and stops at almost no CPU): they then wait beside the CPU work instead of in front
