@@ -226,3 +226,17 @@ def test_triton_config_keys_are_not_defaulted_and_departures_are_named(tmp_path)
           cpu_behaviour: [stream_everything]
         """)
     assert "model.yaml:4:" in message and "unknown behaviour 'stream_everything'" in message
+
+
+
+def test_a_fact_missing_from_the_record_is_its_lead_marked_unconfirmed():
+    """engine.config.release_fact: the record's value where it has the fact; else the documented
+    lead (RELEASE_FALLBACKS) as unconfirmed; else nothing. The stand-in logs the unconfirmed ones."""
+    from specdec_guide import behaviour
+    from specdec_guide.engine import config
+
+    fact = behaviour.load("1.1.0").facts["llmapi_cumulative_logprob_value"]
+    assert config.release_fact("1.1.0", "llmapi_cumulative_logprob_value") == (fact.value, fact.confidence)
+    empty = behaviour.Behaviour(track="1.1.0")
+    assert config.fact_or_lead(empty, "llmapi_cumulative_logprob_value") == ("None", config.FALLBACK_CONFIDENCE)
+    assert config.fact_or_lead(empty, "sampler_set_by_spec_mode") == (None, None)

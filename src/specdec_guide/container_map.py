@@ -49,15 +49,10 @@ def track_of(version: str, tracks: dict[str, str]) -> str:
 
 
 def _tracks() -> dict[str, str]:
-    """TensorRT-LLM version -> track id, from tracks.yaml."""
-    data = load_data_yaml((DATA.parent / "tracks.yaml").read_text(encoding="utf-8")) or {}
-    entries = data.get("tracks", data)
-    out = {}
-    items = entries.items() if isinstance(entries, dict) else ((e.get("id"), e) for e in entries)
-    for tid, entry in items:
-        if isinstance(entry, dict):
-            out[str(entry.get("trtllm_version") or entry.get("version") or tid)] = str(entry.get("id") or tid)
-    return out
+    """TensorRT-LLM version -> track id, from the track registry (tracks.yaml beside the map)."""
+    from specdec_guide.validate.schema import Registry
+
+    return {track.trtllm_version: track.id for track in Registry(DATA.parent).tracks}
 
 
 def markdown(rows: list[dict] | None = None, tracks: dict[str, str] | None = None) -> str:

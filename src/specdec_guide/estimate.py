@@ -112,12 +112,11 @@ def speedup_range(stats, max_draft_len: int, draft_cost: float, verify_cost: flo
     ``verify_cost`` 1 and the formula reading are :func:`speculation.expected_speedup`; the
     draft's own cost ``k * c`` is added to the verification's ``v``, both in plain target steps.
     """
-    from specdec_guide.speculation import expected_tokens_per_step
+    from specdec_guide.speculation import expected_speedup
 
     if not stats.target_steps:
         return (1.0 / verify_cost, 1.0 / verify_cost)
-    formula = (expected_tokens_per_step(stats.per_token_acceptance, max_draft_len)
-               / (max_draft_len * draft_cost + verify_cost))
+    formula = expected_speedup(stats.per_token_acceptance, max_draft_len, draft_cost, verify_cost)
     drafted_per_step = stats.drafted_tokens / stats.target_steps
     replayed = stats.mean_acceptance_length / (verify_cost + draft_cost * drafted_per_step)
     return (min(formula, replayed), max(formula, replayed))

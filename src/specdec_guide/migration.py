@@ -55,13 +55,21 @@ class Row:
     tracks: dict = field(default_factory=dict)
 
 
-def load(root: Path) -> tuple[list[Row], list[Diagnostic]]:
-    path = root / MAP_PATH
+def _read_map(root: Path):
+    """The map's node tree (for lines) and its data, from one read and one parse."""
+    loader = yaml.SafeLoader((root / MAP_PATH).read_text(encoding="utf-8"))
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None) or {}
+    finally:
+        loader.dispose()
+
+
+def load(root: Path) -> tuple[list[Row], list[Diagnostic]]:
+    try:
+        node, data = _read_map(root)
     except (OSError, yaml.YAMLError) as err:
         return [], [Diagnostic(MAP_PATH, 1, 1, f"cannot read the migration map: {err}")]
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     items = node.value[[k.value for k, _ in node.value].index("rows")][1].value if node else []
     rows, diags = [], []
     for item, raw in zip(items, data.get("rows") or []):
@@ -87,11 +95,8 @@ class RequestInput:
 
 def load_inputs(root: Path) -> tuple[list[RequestInput], list[Diagnostic]]:
     """The ``request_inputs:`` entries of the map, with their lines."""
-    path = root / MAP_PATH
     try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text) or {}
+        node, data = _read_map(root)
     except (OSError, yaml.YAMLError) as err:
         return [], [Diagnostic(MAP_PATH, 1, 1, f"cannot read the migration map: {err}")]
     keys = [k.value for k, _ in node.value] if node else []

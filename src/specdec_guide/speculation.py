@@ -452,12 +452,13 @@ def expected_tokens_per_step(acceptance_rate: float, draft_len: int) -> float:
     return (1.0 - a ** (k + 1)) / (1.0 - a)
 
 
-def expected_speedup(acceptance_rate: float, draft_len: int, draft_cost: float) -> float:
+def expected_speedup(acceptance_rate: float, draft_len: int, draft_cost: float, verify_cost: float = 1.0) -> float:
     """Walltime improvement over plain decoding when one draft step costs ``draft_cost`` target steps.
 
-    Leviathan et al. 2023, theorem 3.8: E[tokens per step] / (k * c + 1).
+    Leviathan et al. 2023, theorem 3.8: E[tokens per step] / (k * c + 1). ``verify_cost``: what the
+    pass checking k + 1 tokens costs in plain steps, where it is not the theorem's 1 (``estimate``).
     """
-    return expected_tokens_per_step(acceptance_rate, draft_len) / (draft_len * draft_cost + 1.0)
+    return expected_tokens_per_step(acceptance_rate, draft_len) / (draft_len * draft_cost + verify_cost)
 
 
 def per_token_acceptance_from_length(tokens_per_step: float, draft_len: int) -> float:

@@ -76,8 +76,6 @@ def release_sampler(config: "EngineConfig") -> str:
 def penalties_applied(config: "EngineConfig") -> tuple[bool, str]:
     """(whether the release applies frequency/presence penalties for this model.yaml, a log line)."""
     value, confidence = release_fact(config.track, "penalties_applied_by_sampler")
-    if value is None:
-        value, confidence = RELEASE_FALLBACKS["penalties_applied_by_sampler"], "unconfirmed (not in the record)"
     sampler = release_sampler(config)
     applied = bool(value.get(sampler, False)) if isinstance(value, dict) else bool(value)
     how = "applied" if applied else "accepted and ignored"
@@ -85,13 +83,24 @@ def penalties_applied(config: "EngineConfig") -> tuple[bool, str]:
                      f"(penalties_applied_by_sampler, {confidence})")
 
 
+FALLBACK_CONFIDENCE = "unconfirmed (not in the record: the lead is followed)"
+
+
 def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
-    """(value, confidence) of a fact in the track's behaviour record; (None, None) if it has none.
+    """(value, confidence) of a fact in the track's behaviour record; while the record lacks it,
+    its :data:`RELEASE_FALLBACKS` lead with :data:`FALLBACK_CONFIDENCE`, else (None, None).
     An empty track (an EngineConfig built in code, not read from a model.yaml) is the default track."""
     from specdec_guide import behaviour
 
-    fact = behaviour.load(track or None).facts.get(fact_id)
-    return (None, None) if fact is None else (fact.value, fact.confidence)
+    return fact_or_lead(behaviour.load(track or None), fact_id)
+
+
+def fact_or_lead(record, fact_id: str) -> tuple[Any, str | None]:
+    """:func:`release_fact` on a loaded behaviour record."""
+    fact = record.facts.get(fact_id)
+    if fact is not None:
+        return fact.value, fact.confidence
+    return (RELEASE_FALLBACKS[fact_id], FALLBACK_CONFIDENCE) if fact_id in RELEASE_FALLBACKS else (None, None)
 
 
 # decoding_type values the CPU engine runs: the methods registry's cpu_engine methods

@@ -314,16 +314,14 @@ def _counters_filled(value, sampler_type: str) -> bool:
 def _release_facts(track: str) -> dict:
     """The facts this adapter follows, from the track's behaviour record, with the fallbacks used
     while a fact is missing from it (each fallback is logged as unconfirmed)."""
-    from specdec_guide.engine.config import RELEASE_FALLBACKS, release_fact
+    from specdec_guide.engine.config import release_fact
 
     out = {"unconfirmed": []}
     for key, fact_id in (("streams_per_step", "llmapi_model_streams_per_step"),
                          ("perf_outputs", "llmapi_perf_outputs"),
                          ("counters_filled", "per_request_draft_counters_filled"),
                          ("cumulative_logprob", "llmapi_cumulative_logprob_value")):
-        value, confidence = release_fact(track, fact_id)
-        if value is None:
-            value, confidence = RELEASE_FALLBACKS[fact_id], "unconfirmed (not in the record: the lead is followed)"
+        value, confidence = release_fact(track, fact_id)  # the record's, else its lead (RELEASE_FALLBACKS)
         out[key] = value
         if confidence != "confirmed" and confidence != "likely":
             out["unconfirmed"].append(f"{fact_id}={value!r} on {track}: {confidence}")
