@@ -20,7 +20,7 @@ import pytest
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
-from prefetch import LANE, stand_in_ready
+from prefetch import LANE, stand_in_is_ready, stand_in_ready
 from prefetch import tiny_models as session_tiny_models
 from stand_in import LATER_DRAFT_TARGET, STAND_IN_READY_S
 
@@ -89,8 +89,11 @@ def _aiperf_job(tmp_path_factory):
 
 
 if _aiperf_missing() is None:
+    # The waiting thread's (pool "wait"), once the session server is ready: one short AIPerf level
+    # at concurrency 2 against a tiny model; on a CPU lane it ran after notebook 08 and before the
+    # basics notebook, on the session's longest chain.
     LANE.add("aiperf:test_bench", _aiperf_job, lambda item: "aiperf_run" in getattr(item, "fixturenames", ()),
-             prepare=session_tiny_models)
+             prepare=session_tiny_models, pool="wait", ready=stand_in_is_ready)
 
 
 @pytest.fixture(scope="module")
