@@ -123,12 +123,14 @@ class Lane:
         return queue
 
     def _claim(self, key: str, runnable_only: bool = False) -> _Job | None:
+        job = self._jobs[key]
+        # Asked outside the lane's lock (``ready`` may ask a server): a job found runnable here and
+        # taken by another thread meanwhile is refused below; one that turns busy only waits.
+        if runnable_only and job.state == "pending" and (
+                (job.lock is not None and job.lock.locked()) or (job.ready is not None and not job.ready())):
+            return None
         with self._lock:
-            job = self._jobs[key]
             if job.state != "pending" or (self._closing and threading.current_thread() in self._threads):
-                return None
-            if runnable_only and ((job.lock is not None and job.lock.locked()) or
-                                  (job.ready is not None and not job.ready())):
                 return None
             job.state = "running"
             return job
@@ -154,7 +156,7 @@ class Lane:
             while True:
                 # The first pending job in order whose lock is free; a locked one is passed by (it
                 # would only wait, with a core idle) and taken up when it is free.
-                job = next((j for j in map(lambda k: self._claim(k, runnable_only=True), queue) if j), None)
+                job = next(filter(None, (self._claim(k, runnable_only=True) for k in queue)), None)
                 if job is not None:
                     self._run(job, threading.current_thread().name)
                 elif any(self._jobs[k].state == "pending" for k in queue) and not self._closing:
@@ -295,7 +297,6 @@ _READY_POLLED: dict[str, float] = {}
 def stand_in_is_ready() -> bool:
     """Whether the session server answers ready now (without waiting; asked at most every 2 s)."""
     import time
-    import urllib.request
 
     if "ready" in _STAND_IN:
         return True
@@ -303,11 +304,8 @@ def stand_in_is_ready() -> bool:
     if server is None or time.monotonic() - _READY_POLLED.get("at", 0.0) < 2:
         return False
     _READY_POLLED["at"] = time.monotonic()
-    try:
-        with urllib.request.urlopen(f"{server.http_url}/v2/health/ready", timeout=1) as reply:
-            return reply.status == 200
-    except OSError:
-        return server.proc is None or server.proc.poll() is not None  # exited: let the job report it
+    # exited: let the job report it
+    return server.answers_ready(timeout=1) or server.proc is None or server.proc.poll() is not None
 
 
 def _stand_in_server():
@@ -338,11 +336,10 @@ def ahead(test=None, *, waits: bool = True):
     raised in it (the assertion and its traceback as if it had run there). Only for a test whose
     arguments are among :data:`AHEAD_ARGUMENTS` (``tmp_path``: a fresh folder from
     ``tmp_path_factory``; ``smollm2_dir``: the cached checkpoint; ``tiny_models``: the session's
-    tiny models; ``stand_in_server``: the session server, taken up once it is ready) and that touches
-    no per-test
-    state and stops every process it starts. The jobs of one module run one
-    at a time (a lock per module), as they did in the main thread: a test that looks at what a
-    killed launcher left behind must not see another of them start a server and sweep it.
+    tiny models; ``stand_in_server``: the session server, taken up once it is ready) and that
+    touches no per-test state and stops every process it starts. The jobs of one module run one at
+    a time (a lock per module), as they did in the main thread: a test that looks at what a killed
+    launcher left behind must not see another of them start a server and sweep it.
     """
     import inspect
 

@@ -51,9 +51,9 @@ def _run(engine, prompt):
 
 
 def _engine_yaml(method, smollm2_dir, folder):
-    from specdec_guide.models.smollm2 import ensure_draft_checkpoint
-
-    draft = ensure_draft_checkpoint() if method == "draft_target" else ""
+    if method == "draft_target" and "error" in _DRAFT:
+        raise _DRAFT["error"]
+    draft = _DRAFT["dir"] if method == "draft_target" else ""
     path = folder / f"{method}.yaml"
     spec = SPECS[method].replace("DRAFT", str(draft)) if method in SPECS else ""
     path.write_text(f"model: {smollm2_dir}\nbackend: pytorch\n" + spec)
@@ -64,6 +64,8 @@ def _outputs(tmp_path_factory):
     """A lane job: {engine: {prompt kind: final chunk} or the exception it raised}, for the baseline and
     every method in SPECS (each engine built, run and dropped in turn)."""
     smollm2_dir = smollm2_checkpoint()
+    if not _DRAFT:  # the lane is off: the job runs in the main thread
+        _prepare(tmp_path_factory)
     folder = tmp_path_factory.mktemp("real_yaml")
     prompts = _prompts(smollm2_dir)
     got = {"prompts": prompts}
@@ -78,12 +80,20 @@ def _outputs(tmp_path_factory):
     return got
 
 
+_DRAFT: dict = {}
+
+
 def _prepare(tmp_path_factory):
-    """The checkpoints, made in the main thread (a prepare step: tests/prefetch.py)."""
+    """The checkpoints, made in the main thread (a prepare step: tests/prefetch.py), so that the job
+    never looks up the cache folder while a test changes its environment."""
     from specdec_guide.models.smollm2 import ensure_draft_checkpoint
 
     prepare_smollm2()
-    ensure_draft_checkpoint()
+    if not _DRAFT:
+        try:
+            _DRAFT["dir"] = ensure_draft_checkpoint()
+        except Exception as err:  # noqa: BLE001 - raised again in the draft_target test
+            _DRAFT["error"] = err
 
 
 LANE.add("real:outputs", _outputs, lambda item: "real_outputs" in getattr(item, "fixturenames", ()), prepare=_prepare)

@@ -20,7 +20,7 @@ import pytest
 
 from specdec_guide import behaviour, templates
 from specdec_guide.diagnostics import UserError
-from specdec_guide.engine.config import RELEASE_FALLBACKS
+from specdec_guide.engine.config import fact_or_lead
 from specdec_guide.triton import TritonServer
 from registry import tracks
 from prefetch import ahead
@@ -38,8 +38,7 @@ def fact(track: str, fact_id: str):
 
 def value(track: str, fact_id: str):
     """A fact's value; the stand-in's documented fallback (a lead) while the record lacks it."""
-    rec = behaviour.load(track)
-    return rec.value(fact_id) if fact_id in rec.facts else RELEASE_FALLBACKS[fact_id]
+    return fact_or_lead(behaviour.load(track), fact_id)[0]
 
 
 def cite(track: str, fact_id: str) -> str:

@@ -398,8 +398,15 @@ class TritonServer:
         head = f"{what}: {'; '.join(reasons)}" if reasons else what
         return UserError(f"{head}\nlog tail:\n{self.log_tail()}", exit_code=1)
 
+    def answers_ready(self, timeout: float = 2) -> bool:
+        """Whether the launched server answers ``/v2/health/ready`` with 200 now (no waiting)."""
+        try:
+            with urllib.request.urlopen(f"{self.http_url}/v2/health/ready", timeout=timeout) as r:
+                return r.status == 200
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return False
+
     def _wait_ready(self) -> None:
-        url = f"{self.http_url}/v2/health/ready"
         deadline = self._ready_by
         last_progress, progressed_at = None, time.monotonic()
         while True:
@@ -409,12 +416,8 @@ class TritonServer:
             if "Failed to preinitialize Python stub" in self.log():
                 # Triton keeps waiting for a stub that will never come (e.g. no model.py): fail now.
                 raise self._failure("a Python model could not start")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
+            if self.answers_ready():
+                return
             if time.monotonic() > deadline:
                 raise self._failure(f"tritonserver not ready after {self.timeout:g}s")
             # Progress: a new log line, or a CPU second used (loaded stubs idle at a few ticks a minute).
