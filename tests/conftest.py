@@ -95,16 +95,13 @@ def _uses_stand_in(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """The modules that use the session server run after the others (each module keeps its own
-    order), so that the server, launched at the first test, loads its models while they run; so do
-    modules that say ``RUNS_LATE = True`` (their lane job is ranked late: by the time the main thread
-    gets there, the lane has usually done it). The notebooks stay last, as collected (their runs are
-    the lane's; the main thread only reports them). (Moving every module that reads a lane job's
-    result later was measured: no faster.)"""
+    order), so that the server, launched at the first test, loads its models while they run; the
+    notebooks stay last, as collected (their runs are the lane's; the main thread only reports them).
+    (Moving every module that reads a lane job's result later was measured: no faster.)"""
     def module(item):
         return getattr(getattr(item, "module", None), "__name__", None)
 
-    late = {module(item) for item in items
-            if _uses_stand_in(item) or getattr(getattr(item, "module", None), "RUNS_LATE", False)}
+    late = {module(item) for item in items if _uses_stand_in(item)}
 
     def rank(item) -> int:
         if str(item.fspath).endswith(".ipynb"):
