@@ -20,9 +20,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 try:
-    from prefetch import LANE
+    from prefetch import LANE, STAND_IN
 except ImportError:
-    LANE = None
+    LANE = STAND_IN = None
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,3 +102,5 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_sep("-", "jobs of the lane (tests/prefetch.py)")
         for line in LANE.summary():
             terminalreporter.write_line(line)
+    if STAND_IN is not None and STAND_IN.report():
+        terminalreporter.write_line(STAND_IN.report())

@@ -11,8 +11,9 @@ Sides, each run over the three prompts in the same order, after the same warm-up
 
 - served: the guide's templates (baseline, NGram as rendered: TensorRT-LLM's default public pool,
   and the same NGram with ``is_public_pool: false``) on the bundled tritonserver, requests over
-  HTTP /generate. CPU time is the model's Python stub process's own (``/proc/<pid>/stat``), so it
-  counts what the engine and the stub spend, not the client or tritonserver's HTTP threads;
+  HTTP /generate. CPU time is the model's Python stub process's and its engine's (the launcher's
+  engine host forks the engines: specdec_guide/engine/host.py), read from ``/proc/<pid>/stat``, so
+  it counts what the engine and the stub spend, not the client or tritonserver's HTTP threads;
 - in-process: the same model.yaml files in ``Engine`` in this process (``time.process_time``),
   the NGram public pool kept across the requests as the server keeps it, and once more with a fresh
   pool per request (what benchmarks/real_model.py measures);
@@ -44,6 +45,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import real_model  # noqa: E402  (the prompts and Hugging Face's settings, shared)
 
 SERVED = {"baseline": "baseline", "ngram": "ngram", "ngram_private": "ngram"}  # model name -> template
+#: The served models' departure from the pinned releases (engine.config.TEACHING_BEHAVIOURS): their
+#: responses carry the engine's real draft counts, which the passes are counted from; the releases
+#: send zeros under the default sampler (per_request_draft_counters_filled).
+SERVED_BEHAVIOUR = ("filled_draft_counters",)
 LABELS = {
     "served_baseline": "served: baseline",
     "served_ngram": "served: NGram (public pool, as rendered)",
@@ -57,9 +62,15 @@ LABELS = {
 WARM_UP = "Say hello."
 
 
-def _stub_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+def _served_cpu_s(server, stub_pid: int) -> float:
+    """CPU seconds so far of the model's stub and of the engine host's group (its engines: the one
+    answering works, the others wait on their sockets)."""
+    from specdec_guide.triton import TICKS_PER_S, group_cpu_ticks
+
+    fields = Path(f"/proc/{stub_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    stub = int(fields[11]) + int(fields[12])  # utime + stime
+    engines = group_cpu_ticks(server.host_proc.pid) if server.host_proc is not None else 0
+    return (stub + engines) / TICKS_PER_S
 
 
 def _stub_pid(name: str) -> int:
@@ -79,11 +90,14 @@ def render(repo: Path, target: Path) -> None:
 
     for name, method in SERVED.items():
         model = templates.render(method, model=str(target), out=repo, name=name, force=True)
+        yaml_path = model / "1" / "model.yaml"
+        text = yaml_path.read_text()
+        assert "\ntriton_config:\n" in text, "the template changed: update this benchmark"
+        text = text.replace("\ntriton_config:\n", f"\ntriton_config:\n  cpu_behaviour: [{', '.join(SERVED_BEHAVIOUR)}]\n")
         if name == "ngram_private":
-            yaml_path = model / "1" / "model.yaml"
-            text = yaml_path.read_text()
             assert "is_public_pool: true" in text, "the NGram template changed: update this benchmark"
-            yaml_path.write_text(text.replace("is_public_pool: true", "is_public_pool: false"))
+            text = text.replace("is_public_pool: true", "is_public_pool: false")
+        yaml_path.write_text(text)
 
 
 def run(max_tokens: int) -> dict:
@@ -160,17 +174,18 @@ def run(max_tokens: int) -> dict:
 
         # -- served --------------------------------------------------------------------------
         with serve(repo, timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"}) as server:
+            served_by_host = server.host_proc is not None
             for model_name in SERVED:
                 name = f"served_{model_name}"
                 pid = _stub_pid(model_name)
                 url = f"{server.http_url}/v2/models/{model_name}/generate"
                 for i, text in enumerate([warm] + texts):
-                    cpu, wall = _stub_cpu_s(pid), time.perf_counter()
+                    cpu, wall = _served_cpu_s(server, pid), time.perf_counter()
                     request = urllib.request.Request(url, data=json.dumps(body(text)).encode(),
                                                      headers={"Content-Type": "application/json"})
                     with urllib.request.urlopen(request, timeout=600) as r:
                         reply = json.loads(r.read())
-                    wall, cpu = time.perf_counter() - wall, _stub_cpu_s(pid) - cpu
+                    wall, cpu = time.perf_counter() - wall, _served_cpu_s(server, pid) - cpu
                     if i == 0:
                         continue
                     n_tokens = len(tokens["inproc_baseline"][i - 1])  # greedy: the baseline's (text checked below)
@@ -191,7 +206,9 @@ def run(max_tokens: int) -> dict:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "load_average_after": round(os.getloadavg()[0], 1)},
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
-        "settings": {"max_tokens": max_tokens, "prompts": "code editing", "n_prompts": len(texts), "torch_threads": 1},
+        "settings": {"max_tokens": max_tokens, "prompts": "code editing", "n_prompts": len(texts), "torch_threads": 1,
+                     "served_engine": "engine host" if served_by_host else "stub",
+                     "served_cpu_behaviour": list(SERVED_BEHAVIOUR)},
         "greedy_identical": not mismatches,
         "mismatches": mismatches,
         "results": rows,
@@ -243,8 +260,16 @@ def table(result: dict) -> str:
         accepted = "-" if name.startswith("hf_") else str(r["accepted"])
         lines.append(f"| {label} | {r['passes']} | {drafted} | {accepted} | {r['cpu_s']:.2f} "
                      f"| {r['cpu_ms_per_pass']:.1f} | {r['wall_s']:.2f} |")
-    lines += ["", "Served CPU is the model's stub process's (the engine, the tokenizer and the tensor conversion "
-              "of the Python backend); in-process and Hugging Face CPU is this process's. Greedy output "
+    if result["settings"].get("served_engine") == "engine host":
+        shows = ", ".join(result["settings"].get("served_cpu_behaviour", []))
+        served = ("Served CPU is the model's stub process's (the tensor conversion of the Python backend) and its "
+                  "engine process's (the engine and the tokenizer; forked by the launcher's engine host). The served "
+                  f"models ask for cpu_behaviour [{shows}]: their responses carry the engine's real draft counts, "
+                  "which the pinned releases send as zeros")
+    else:  # runs before the engine host: the engine ran in the stub
+        served = ("Served CPU is the model's stub process's (the engine, the tokenizer and the tensor conversion "
+                  "of the Python backend)")
+    lines += ["", served + "; in-process and Hugging Face CPU is this process's. Greedy output "
               "identical to the in-process baseline on every side: "
               + ("yes." if result["greedy_identical"] else "NO: " + ", ".join(result["mismatches"])), ""]
     lines += [f"- {line}" for line in verdict(rows)]

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 from prefetch import LANE, prepare_smollm2, smollm2_checkpoint
-from prefetch import publish_stand_in, stand_in_ready
+from prefetch import STAND_IN, stand_in_ready
 from prefetch import tiny_models as prefetch_tiny_models
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,18 +67,24 @@ def stand_in_launched(tmp_path_factory, tiny_models):
 
     repo = render_models(tmp_path_factory.mktemp("stand_in_repo"), MODELS, *tiny_models)
     server = launch(repo, STAND_IN_READY_S)
-    publish_stand_in(server)  # for the lane's jobs that use it (test_bench's AIPerf run)
+    STAND_IN.publish(server, STAND_IN_READY_S)  # for the lane's jobs that use it; watched from now on
     pid = server.proc.pid
     try:
         yield server
     finally:
-        # Killed, not stopped in order: 15 stubs take ~10 s to shut down at the very end of the
+        # Killed, not stopped in order: 15 stubs take seconds to shut down at the very end of the
         # session, with nothing else left to run. The orderly stop of the launcher and of stand-in
         # models is tested where it is the subject (test_triton_server.py, test_triton_llmapi.py,
-        # the page walks' `triton up`).
+        # the page walks' `triton up`). Stopped before its watcher is: a session cut short ends
+        # its wait; then once more, for a server the watcher launched again meanwhile.
+        host = server.host_proc.pid if server.host_proc is not None else None
+        server.stop(grace_s=0)
+        STAND_IN.stop_watching()
         server.stop(grace_s=0)
     assert not server.shm_files()
     assert not Path(f"/proc/{pid}").exists()  # the server (and its process group) is gone
+    assert host is not None, "the session server's CPU-engine models were served without an engine host"
+    assert not Path(f"/proc/{host}").exists()  # and its engine host (its engines die with it)
 
 
 @pytest.fixture(scope="session")

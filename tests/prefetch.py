@@ -32,6 +32,7 @@ it is running, so nothing it started outlives the session.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -262,52 +263,79 @@ def tiny_models(tmp_path_factory):
         return _TINY["dirs"]
 
 
-_STAND_IN: dict[str, Any] = {}
-_STAND_IN_LAUNCHED = threading.Event()
-_STAND_IN_LOCK = threading.Lock()
+class StandIn:
+    """The session server as the lane's jobs and the tests share it (one instance: :data:`STAND_IN`).
+
+    :meth:`publish` (tests/conftest.py, at its launch) starts a thread that waits for it from then
+    on, so that a stalled load is found and launched again at once: the first test that asks comes
+    ~150 s after the launch, and a stub that hung early used to be found only then, 60 s later
+    (TritonServer.wait_ready's stall check). That thread lives until :meth:`stop_watching`, because
+    a tritonserver it launched again dies with the thread that started it (PR_SET_PDEATHSIG).
+    """
+
+    def __init__(self) -> None:
+        self.server = None
+        self.outcome: Any = None  # the ready server, or the error wait_ready raised
+        self.ready_after_s: float | None = None
+        self._launched = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+
+    def publish(self, server, timeout: float) -> None:
+        import time
+
+        self.server, launched_at = server, time.monotonic()
+        self._launched.set()
+
+        def watch():
+            with contextlib.suppress(BaseException):  # kept in self.outcome: ready() raises it in the tests
+                self.ready(timeout)
+            self.ready_after_s = time.monotonic() - launched_at
+            self._done.wait()
+
+        self._watcher = threading.Thread(target=watch, name="specdec-stand-in-watch", daemon=True)
+        self._watcher.start()
+
+    def stop_watching(self) -> None:
+        self._done.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=CLEANUP_TIMEOUT_S)
+
+    def ready(self, timeout: float):
+        """The server, ready (or its error raised). ``wait_ready`` is not made for two threads: the
+        first thread that asks waits, under a lock, and the others get its outcome."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while not self._launched.wait(1):  # in steps: a job stays interruptible (Lane.close)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the session's stand-in server was not launched within {timeout:g} s")
+        with self._lock:
+            if self.outcome is None:
+                try:
+                    self.outcome = self.server.wait_ready()
+                except BaseException as err:
+                    self.outcome = err
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+    def is_ready(self) -> bool:
+        """Whether its outcome is known (ready, or failed): a job that needs it is then taken up."""
+        return self.outcome is not None
+
+    def report(self) -> str | None:
+        """One line for the session's summary: when the server was ready, in how many launches."""
+        if self.server is None:
+            return None
+        ready = "never ready" if self.ready_after_s is None or isinstance(self.outcome, BaseException) else \
+            f"ready {self.ready_after_s:.0f}s after its launch"
+        return f"the session's stand-in server: {ready}, in {self.server.launches} launch(es)"
 
 
-def publish_stand_in(server) -> None:
-    """The session server, launched (tests/conftest.py): jobs may now wait for it."""
-    _STAND_IN["server"] = server
-    _STAND_IN_LAUNCHED.set()
-
-
-def stand_in_ready(timeout: float):
-    """The session server, ready. Its ``wait_ready`` is not made for two threads, so the first
-    thread that asks waits, under a lock, and the others get its result (or its error)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not _STAND_IN_LAUNCHED.wait(1):  # in steps: a job stays interruptible (Lane.close)
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the session's stand-in server was not launched within {timeout:g} s")
-    with _STAND_IN_LOCK:
-        if "ready" not in _STAND_IN:
-            try:
-                _STAND_IN["ready"] = _STAND_IN["server"].wait_ready()
-            except BaseException as err:
-                _STAND_IN["ready"] = err
-        if isinstance(_STAND_IN["ready"], BaseException):
-            raise _STAND_IN["ready"]
-        return _STAND_IN["ready"]
-
-
-_READY_POLLED: dict[str, float] = {}
-
-
-def stand_in_is_ready() -> bool:
-    """Whether the session server answers ready now (without waiting; asked at most every 2 s)."""
-    import time
-
-    if "ready" in _STAND_IN:
-        return True
-    server = _STAND_IN.get("server")
-    if server is None or time.monotonic() - _READY_POLLED.get("at", 0.0) < 2:
-        return False
-    _READY_POLLED["at"] = time.monotonic()
-    # exited: let the job report it
-    return server.answers_ready(timeout=1) or server.proc is None or server.proc.poll() is not None
+STAND_IN = StandIn()
+stand_in_ready, stand_in_is_ready = STAND_IN.ready, STAND_IN.is_ready
 
 
 def _stand_in_server():

@@ -1,8 +1,8 @@
 """The CPU stand-in of TensorRT-LLM's llmapi model on a real tritonserver, shared by test modules.
 
-Reuse before you start a server: a tritonserver costs seconds to start and stop, and each model in
-it is a Python stub process that imports torch and transformers (4 to 6 CPU seconds each, measured
-on 2 cores).
+Reuse before you start a server: a tritonserver costs seconds to start and stop, its engine host
+imports torch and transformers (about 4 CPU seconds, measured on 2 cores), and each model in it is
+a Python stub process plus an engine process forked from the host, which loads its checkpoint.
 
 - ``stand_in_server`` (session fixture in tests/conftest.py): ONE server for the whole session on
   the tiny models, with the models in :data:`MODELS`: the guide's templates as rendered, and the
@@ -36,7 +36,8 @@ NO_POLICY = "no_policy"
 #: The policy block that `repo render` writes into config.pbtxt (removed for NO_POLICY).
 POLICY = "model_transaction_policy {\n  decoupled: true\n}\n"
 #: From its launch: its 15 models load while the lane's jobs and other tests share the 2 cores
-#: (measured: 7 models took up to 51 s with the main thread waiting, 5 up to 175 s on busy cores).
+#: (measured in the session: 11-19 s with the engine host; 141 s when each stub imported torch and
+#: transformers itself). Generous: a stalled load is launched again (TritonServer.wait_ready).
 STAND_IN_READY_S = 480
 #: One engine thread per model: tests share two cores (measured: 32x10 requests took 59 s with 2
 #: threads per model, 3 s with 1).

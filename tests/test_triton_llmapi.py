@@ -1,7 +1,7 @@
 """The guide's Triton flow end to end: templates -> `repo render --engine cpu` -> real tritonserver.
 
-One server serves every runnable method for the whole module (model start-up imports torch in
-each stub, so servers are expensive on 2 cores). The guide's snippet files under snippets/triton/
+One server serves every runnable method for the whole module (a server's start imports torch and
+transformers in its engine host, and loads each model: seconds of CPU on 2 cores). The guide's snippet files under snippets/triton/
 are executed as they are, with TRITON_HTTP_PORT / TRITON_GRPC_PORT pointing at this server.
 """
 
@@ -296,7 +296,7 @@ def test_32_concurrent_clients_10_requests_each(server):
 @ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models):
     """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start.
-    Only the three serve (each model is a stub that imports torch): model.py comes from a
+    Only the three serve (each model that loads costs its engine's load): model.py comes from a
     baseline rendered beside the repository."""
     target, _ = tiny_models
     repo = tmp_path / "repo"

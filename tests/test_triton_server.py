@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from prefetch import ahead
+from processes import procs
 
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, diagnose, free_ports, serve, sweep_lock
@@ -71,26 +72,12 @@ def _alive(pid: int) -> bool:
     return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower() if Path(f"/proc/{pid}").exists() else False
 
 
-def _procs() -> list[tuple[int, int, int]]:
-    """(pid, ppid, pgid) of every live (non-zombie) process."""
-    rows = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                rows.append((int(d.name), int(fields[1]), int(fields[2])))
-    return rows
-
-
 def _group_members(pgid: int) -> list[int]:
-    return [pid for pid, _, g in _procs() if g == pgid]
+    return [pid for pid, _, g in procs() if g == pgid]
 
 
 def _descendants(root: int) -> list[int]:
-    rows, found, frontier = _procs(), [], [root]
+    rows, found, frontier = procs(), [], [root]
     while frontier:
         kids = [pid for pid, ppid, _ in rows if ppid in frontier]
         found += kids

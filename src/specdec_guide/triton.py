@@ -40,7 +40,7 @@ LOG_TAIL_LINES = 25
 #: stubs) after which a server that is not ready counts as stalled. Loading is CPU-bound, so a
 #: load that is merely slow keeps making progress.
 STALL_S = 60.0
-_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PORT_NAMES = ("http_port", "grpc_port", "metrics_port")
 # One set of port variables for everything on the pages: `triton up` reads them, and the curl and
 # tritonclient snippets read the same names (with the same defaults: Triton's tutorial ports).
@@ -151,9 +151,16 @@ def _sweep_stale() -> None:
                             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
 
 
-def _group_cpu_ticks(pgid: int) -> int:
-    """CPU time (clock ticks) used so far by the processes of a process group: tritonserver and its
-    models' stubs, which share the server's group."""
+def serves_cpu_engine(repo: Path) -> bool:
+    """Whether a model of ``repo`` is the guide's CPU engine adapter (engine/model.py, as `repo
+    render --engine cpu` copies it): it asks for its engine with ``engine_for``."""
+    return any("engine_for(" in p.read_text(errors="replace") for p in repo.glob("*/*/model.py"))
+
+
+def group_cpu_ticks(pgid: int) -> int:
+    """CPU time (clock ticks) used so far by the live processes of a process group: tritonserver
+    and its models' stubs share the server's group; the engine host and its engines share the
+    host's (``TritonServer.host_proc``)."""
     total = 0
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
@@ -220,9 +227,14 @@ class TritonServer:
         env: dict[str, str] | None = None,
         auto_complete: bool | None = None,
         stall_s: float = STALL_S,
+        engine_host: bool = True,
     ):
         self.repo = Path(repo).resolve()
         self.stall_s = stall_s
+        # The guide's CPU engine models get their engines from one engine host per server
+        # (engine/host.py): torch and transformers imported once, not once per model's stub.
+        self.engine_host = engine_host
+        self.host_proc: subprocess.Popen | None = None
         self.http_port, self.grpc_port, self.metrics_port = http_port, grpc_port, metrics_port
         self.timeout = timeout
         self.log_verbose = log_verbose
@@ -344,12 +356,27 @@ class TritonServer:
             pkg, libs = self._paths
             backends = self._backend_dir(pkg)
             self.log_path = self._workdir / "server.log"
+            from specdec_guide.engine.host import HOST_ENV
+
+            env = self._env(libs)
+            env.pop(HOST_ENV, None)  # a server started from inside another one's model gets its own
+            host = self._workdir / "engine.sock" if self.engine_host and serves_cpu_engine(self.repo) else None
+            if host is not None:
+                env[HOST_ENV] = str(host)
             with open(self.log_path, "wb") as log:
                 # Own session: Ctrl-C in a terminal reaches only us, and we stop the server in order.
                 self.proc = subprocess.Popen(
-                    self._command(pkg, backends), env=self._env(libs), stdout=log, stderr=subprocess.STDOUT,
+                    self._command(pkg, backends), env=env, stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
                 )
+                if host is not None:
+                    # A session of its own too (its engines share its group); it dies with this thread
+                    # as the server does, and stop() kills its group once the server is gone.
+                    self.host_proc = subprocess.Popen(
+                        [sys.executable, "-m", "specdec_guide.engine.host", str(host), str(self.proc.pid)],
+                        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
         except BaseException:
             self.stop()
             raise
@@ -408,7 +435,7 @@ class TritonServer:
 
     def _wait_ready(self) -> None:
         deadline = self._ready_by
-        last_progress, progressed_at = None, time.monotonic()
+        last_progress, progressed_at, progress_checked_at = None, time.monotonic(), float("-inf")
         while True:
             rc = self.proc.poll()
             if rc is not None:
@@ -421,8 +448,15 @@ class TritonServer:
             if time.monotonic() > deadline:
                 raise self._failure(f"tritonserver not ready after {self.timeout:g}s")
             # Progress: a new log line, or a CPU second used (loaded stubs idle at a few ticks a minute).
-            log_len, ticks = len(self.log()), _group_cpu_ticks(self.proc.pid)
-            if last_progress is None or log_len != last_progress[0] or ticks - last_progress[1] >= _TICKS_PER_S:
+            # Looked at once a second, not at every poll: counting the ticks reads every /proc entry.
+            if time.monotonic() < progress_checked_at + 1:
+                time.sleep(0.2)
+                continue
+            progress_checked_at = time.monotonic()
+            log_len, ticks = len(self.log()), group_cpu_ticks(self.proc.pid)
+            if self.host_proc is not None:  # the engines load in the host's group
+                ticks += group_cpu_ticks(self.host_proc.pid)
+            if last_progress is None or log_len != last_progress[0] or ticks - last_progress[1] >= TICKS_PER_S:
                 last_progress, progressed_at = (log_len, ticks), time.monotonic()
             elif time.monotonic() - progressed_at > self.stall_s:
                 loading = _still_loading(self.log())
@@ -447,9 +481,15 @@ class TritonServer:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         if proc is not None:
-            # Stubs that outlived the server (SIGKILL path) would keep /dev/shm mapped.
+            # Stubs that outlived the server (SIGKILL path) would keep /dev/shm mapped; the engine
+            # host (which ignores SIGTERM, so that requests in flight could finish) ends here.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        host, self.host_proc = self.host_proc, None
+        if host is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(host.pid, signal.SIGKILL)  # the host and the engines it forked
+            host.wait()
         for f in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
             with contextlib.suppress(OSError):
                 f.unlink()

@@ -131,6 +131,10 @@ class ConfigError(ValueError):
         self.diagnostic = Diagnostic(str(path), line, col, reason)
         super().__init__(str(self.diagnostic))
 
+    def __reduce__(self):  # pickled whole: the engine host sends it to the model's stub
+        d = self.diagnostic
+        return type(self), (d.path, d.line, d.col, d.message)
+
 
 @dataclass(frozen=True)
 class SpeculativeConfig:

@@ -17,43 +17,15 @@ import itertools
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from specdec_guide.attention import load_causal_lm
 from specdec_guide.engine.config import ConfigError, EngineConfig, load_config, penalties_applied
-from specdec_guide.engine.requests import GenerateRequest, RequestError, parse_request
+from specdec_guide.engine.requests import Chunk, GenerateRequest, RequestError, parse_request  # noqa: F401
 from specdec_guide.speculation import DraftRequest, SpecStats, hf_logits_fn, speculative_steps
 
 DEFAULT_THREADS = 1  # small: Triton, the client and tests share the machine
-
-
-@dataclass
-class Chunk:
-    """The state of a request after one target step (or at its end)."""
-
-    text: str  # output text so far: prompt echo (unless excluded) + generated text
-    token_ids: list[int]  # generated token ids so far
-    finished: bool = False
-    finish_reason: str | None = None  # "length" or "stop" once finished
-    stop_reason: str | None = None  # the stop string that ended it, if any
-    stats: SpecStats = field(default_factory=SpecStats)
-    arrival_time_ns: int = 0
-    first_token_time_ns: int = 0
-    last_token_time_ns: int = 0
-
-    @property
-    def acceptance_rate(self) -> float:
-        return self.stats.acceptance_rate
-
-    @property
-    def total_accepted_draft_tokens(self) -> int:
-        return self.stats.accepted_tokens
-
-    @property
-    def total_draft_tokens(self) -> int:
-        return self.stats.drafted_tokens
 
 
 class _GenerationPhaseOnly:

@@ -3,7 +3,9 @@
 ``specdec-guide repo render --engine cpu`` copies this file to ``<repo>/<model>/1/model.py``,
 next to ``1/model.yaml``; it stands where the container's llmapi ``model.py`` stands and answers
 the same inputs and outputs (``config.pbtxt``). It stays thin on purpose: the engine lives in the
-installed ``specdec_guide`` package, this file only translates tensors.
+installed ``specdec_guide`` package, this file only translates tensors. Behind the guide's launcher
+(``specdec-guide triton up``) the engine runs in a process forked by the launcher's engine host, so
+that torch and transformers are imported once per server, not once per model (engine/host.py).
 
 It answers as the release of the track ``model.yaml`` names (``# specdec-guide: trtllm=<id>``,
 written by ``repo render``; else the default track), from that track's behaviour record
@@ -133,10 +135,12 @@ class TritonPythonModel:
             raise _missing_key(path, "triton_config", "initialize")
         if "decoupled" not in cfg.triton.present:
             raise _missing_key(path, "triton_config.decoupled", "initialize")
-        from specdec_guide.engine.core import Engine
+        from specdec_guide.engine.host import engine_for
 
         try:
-            self.engine = Engine.from_config(cfg)
+            # In a process forked by the launcher's engine host when it runs one (engine/host.py:
+            # torch and transformers are imported there once), else in this stub.
+            self.engine = engine_for(cfg, path)
         except ConfigError as err:
             raise pb_utils.TritonModelException(str(err)) from None
         # The release's own flag is model.yaml's value, whatever Triton runs (llmapi_decoupled_from_model_yaml).
@@ -186,13 +190,10 @@ class TritonPythonModel:
             parsed = parse_request(fields)
             if parsed.streaming and not self.decoupled:
                 raise RequestError("Streaming is only supported in decoupled mode.")
-            chunks = self.engine.generate(parsed)
             if sender is None or not (parsed.streaming and self.per_step):
                 # The release's path for every request, streamed or not: one response at the end.
-                chunk = None
-                for chunk in chunks:
-                    pass
-                return self._finish(sender, self._response(chunk, parsed))
+                return self._finish(sender, self._response(self.engine.complete(parsed), parsed))
+            chunks = self.engine.generate(parsed)
             for chunk in chunks:
                 if self._cancelled(sender):
                     chunks.close()
@@ -299,7 +300,9 @@ class TritonPythonModel:
         return pb_utils.InferenceResponse(output_tensors=tensors)
 
     def finalize(self):
-        self.engine = None
+        engine, self.engine = getattr(self, "engine", None), None
+        if hasattr(engine, "close"):  # the engine host's process for this model ends with it
+            engine.close()
 
 
 def _counters_filled(value, sampler_type: str) -> bool:

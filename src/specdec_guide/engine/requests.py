@@ -1,4 +1,5 @@
-"""One request to the CPU engine, checked field by field under the llmapi model's input names.
+"""One request to the CPU engine, checked field by field under the llmapi model's input names, and
+the :class:`Chunk` the engine answers it with after each step.
 
 Triton already enforces each input's declared dtype; this module guards what it cannot: ranges
 (``sampling_param_max_tokens`` of 0, -1 or 10**9), scalars sent as lists, an empty prompt, and
@@ -12,6 +13,9 @@ Defaults follow the container's llmapi model.py: an absent input is not passed t
 ``SamplingParams``, so ``max_tokens`` is SamplingParams' 32 and the prompt is echoed
 (``exclude_input_from_output`` false). With no temperature/top_k/top_p the engine decodes
 greedily.
+
+No torch at import: a Triton model's stub parses requests and reads chunks while the engine runs
+in the engine host's process (:mod:`specdec_guide.engine.host`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from specdec_guide.speculation import SamplingConfig
+from specdec_guide.speculation_types import SamplingConfig, SpecStats
 
 DEFAULT_MAX_TOKENS = 32  # SamplingParams.max_tokens default at 1.1.0 (schemas/1.1.0/llm_api.yaml)
 MAX_SEED = 2**64 - 1  # sampling_param_seed is UINT64
@@ -38,6 +42,33 @@ INPUT_NAMES = (
 
 # Inputs that are lists; every other input must hold one value (the release's own scalar check).
 LIST_INPUTS = ("text_input", "sampling_param_stop")
+
+
+@dataclass
+class Chunk:
+    """The state of a request after one target step (or at its end)."""
+
+    text: str  # output text so far: prompt echo (unless excluded) + generated text
+    token_ids: list[int]  # generated token ids so far
+    finished: bool = False
+    finish_reason: str | None = None  # "length" or "stop" once finished
+    stop_reason: str | None = None  # the stop string that ended it, if any
+    stats: SpecStats = field(default_factory=SpecStats)
+    arrival_time_ns: int = 0
+    first_token_time_ns: int = 0
+    last_token_time_ns: int = 0
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.stats.acceptance_rate
+
+    @property
+    def total_accepted_draft_tokens(self) -> int:
+        return self.stats.accepted_tokens
+
+    @property
+    def total_draft_tokens(self) -> int:
+        return self.stats.drafted_tokens
 
 
 class RequestError(ValueError):
