@@ -9,10 +9,11 @@ connection, the host with its server, and a killed host takes its engines along.
 
 from __future__ import annotations
 
-import signal
+import os
+import pickle
+import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,9 @@ PROMPT = "abc abc abc abc def abc abc"
 
 def _start_host(tmp_path: Path, server_pid: int) -> tuple[subprocess.Popen, str]:
     address = str(tmp_path / "engine.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "specdec_guide.engine.host", address, str(server_pid)],
+    # As the launcher starts it (triton.TritonServer._launch): a session of its own, one BLAS thread.
+    proc = subprocess.Popen([sys.executable, "-m", "specdec_guide.engine.host", address, str(server_pid),
+                             str(os.getpid())], env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert until(lambda: Path(address).exists() or proc.poll() is not None), "the host never bound its socket"
     assert proc.poll() is None, proc.stderr.read()
@@ -123,11 +126,10 @@ def test_lifetimes_engine_with_its_connection_host_with_its_server_engines_with_
         second = engine_for(load_config(model_yaml), model_yaml, address=address)
         engines = children(proc.pid)
         assert len(engines) == 2
+        assert len(os.listdir(f"/proc/{proc.pid}/task")) == 1  # forks without a thread beside it
         first.close()  # the stub unloaded its model, or was killed
         assert until(lambda: len(children(proc.pid)) == 1), "an engine outlived its connection"
-        proc.send_signal(signal.SIGTERM)  # ignored: an orderly stop lets Triton finish its requests
-        time.sleep(0.5)
-        assert proc.poll() is None and second.encode(PROMPT)
+        assert second.encode(PROMPT)
         server.kill()  # the server is gone (the launcher's stop() also kills the host's group)
         server.wait()
         assert until(lambda: proc.poll() is not None), "the host outlived its server"
@@ -141,6 +143,79 @@ def test_lifetimes_engine_with_its_connection_host_with_its_server_engines_with_
             if p.poll() is None:
                 p.kill()
             p.wait()
+
+
+class _FakeEngineProcess:
+    """The engine process's end of the socket, answering from a script and noting what it was asked."""
+
+    def __init__(self, answers):
+        from specdec_guide.engine import host as host_module
+
+        self.host, self.asked = host_module, []
+        self.stub_end, self._end = socket.socketpair()
+        self._answers = list(answers)
+
+    def answer_all(self):
+        for answer in self._answers:
+            self.asked.append(self.host._recv(self._end)[0])
+            self.host._send(self._end, answer)
+
+
+def test_a_stream_closed_early_tells_the_engine_process(model_yaml):
+    import threading
+
+    from specdec_guide.engine.requests import Chunk
+
+    fake = _FakeEngineProcess([("ok", None), ("chunk", Chunk("a", [1])), ("ok", None)])
+    worker = threading.Thread(target=fake.answer_all, daemon=True)
+    worker.start()
+    remote = RemoteEngine(fake.stub_end, load_config(model_yaml))
+    try:
+        stream = remote.generate(_request())
+        assert next(stream).text == "a"
+        stream.close()  # a client cancelled: the engine drops the request now, not at the next one
+        worker.join(5)
+        assert fake.asked == ["generate", "next", "close"]
+    finally:
+        remote.close()
+
+
+def test_errors_travel_with_their_message_and_a_class_the_stub_can_import():
+    from specdec_guide.engine.host import RemoteError, _portable
+
+    class DrafterError(Exception):  # a user drafter's own class: the stub cannot import it
+        pass
+
+    try:
+        raise DrafterError("the drafter's index is empty")
+    except DrafterError as err:
+        sent = _portable(err, note=False)
+    assert type(sent) is RemoteError and str(sent) == "the drafter's index is empty"
+    assert "DrafterError" in sent.__notes__[0] and "Traceback" in sent.__notes__[0]
+    assert type(pickle.loads(pickle.dumps(sent))) is RemoteError
+    located = _portable(ConfigError("m.yaml", 3, 7, "bad key"), note=False)
+    assert type(located) is ConfigError and str(located) == "m.yaml:3:7: bad key"
+    assert str(pickle.loads(pickle.dumps(located))) == "m.yaml:3:7: bad key"
+    assert type(_portable(ValueError("x"), note=False)) is ValueError
+
+
+def test_a_dead_engine_host_is_reported_while_the_server_runs(tmp_path):
+    from specdec_guide.triton import TritonServer
+
+    class Exited:
+        def __init__(self, rc):
+            self.rc = rc
+
+        def poll(self):
+            return self.rc
+
+    server = TritonServer(tmp_path)
+    server.proc, server.host_proc = Exited(None), Exited(1)
+    assert server.exit_reason() == "the engine host of its CPU-engine models exited with status 1"
+    server.host_proc = Exited(None)
+    assert server.exit_reason() is None
+    server.proc = Exited(-9)
+    assert server.exit_reason() == "tritonserver exited with status -9"
 
 
 def test_no_host_answers_is_an_error_that_says_where(tmp_path, model_yaml, monkeypatch):
@@ -175,5 +250,6 @@ def test_the_session_servers_stubs_never_load_torch(stand_in_server):
              if "triton_python_backend_stub" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
     engines = children(stand_in_server.host_proc.pid)
     assert len(stubs) >= 10 and len(engines) == len(stubs)  # one engine per model
+    assert len(list(Path(f"/proc/{stand_in_server.host_proc.pid}/task").iterdir())) == 1  # no thread at a fork
     assert all("libtorch" in maps(pid) for pid in engines)  # what the check below looks for
     assert not [pid for pid in stubs if "libtorch" in maps(pid)]

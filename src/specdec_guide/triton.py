@@ -27,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -151,6 +152,10 @@ def _sweep_stale() -> None:
                             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
 
 
+#: The longest Unix socket path Linux binds (sun_path is 108 bytes, with its terminating NUL).
+MAX_SOCKET_PATH = 107
+
+
 def serves_cpu_engine(repo: Path) -> bool:
     """Whether a model of ``repo`` is the guide's CPU engine adapter (engine/model.py, as `repo
     render --engine cpu` copies it): it asks for its engine with ``engine_for``."""
@@ -235,6 +240,7 @@ class TritonServer:
         # (engine/host.py): torch and transformers imported once, not once per model's stub.
         self.engine_host = engine_host
         self.host_proc: subprocess.Popen | None = None
+        self._stop_lock = threading.RLock()
         self.http_port, self.grpc_port, self.metrics_port = http_port, grpc_port, metrics_port
         self.timeout = timeout
         self.log_verbose = log_verbose
@@ -361,6 +367,8 @@ class TritonServer:
             env = self._env(libs)
             env.pop(HOST_ENV, None)  # a server started from inside another one's model gets its own
             host = self._workdir / "engine.sock" if self.engine_host and serves_cpu_engine(self.repo) else None
+            if host is not None and len(os.fsencode(host)) > MAX_SOCKET_PATH:
+                host = None  # a long TMPDIR: each stub builds its engine itself, as without a host
             if host is not None:
                 env[HOST_ENV] = str(host)
             with open(self.log_path, "wb") as log:
@@ -373,9 +381,10 @@ class TritonServer:
                     # A session of its own too (its engines share its group); it dies with this thread
                     # as the server does, and stop() kills its group once the server is gone.
                     self.host_proc = subprocess.Popen(
-                        [sys.executable, "-m", "specdec_guide.engine.host", str(host), str(self.proc.pid)],
-                        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                        start_new_session=True,
+                        [sys.executable, "-m", "specdec_guide.engine.host", str(host), str(self.proc.pid),
+                         str(os.getpid())],
+                        env={**env, "OPENBLAS_NUM_THREADS": "1"},  # no thread in a process that forks
+                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                     )
         except BaseException:
             self.stop()
@@ -411,8 +420,9 @@ class TritonServer:
 
     def log(self) -> str:
         """The server's whole log so far (still available after stop())."""
-        if self._workdir is not None and self.log_path and self.log_path.exists():
-            return self.log_path.read_text(errors="replace")
+        if self._workdir is not None and self.log_path:
+            with contextlib.suppress(OSError):  # removed meanwhile by stop() in another thread
+                return self.log_path.read_text(errors="replace")
         return self._final_log
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
@@ -424,6 +434,19 @@ class TritonServer:
         reasons = diagnose(self.log())
         head = f"{what}: {'; '.join(reasons)}" if reasons else what
         return UserError(f"{head}\nlog tail:\n{self.log_tail()}", exit_code=1)
+
+    def exit_reason(self) -> str | None:
+        """Why the launched server cannot answer any more (tritonserver, or its engine host, exited);
+        None while both run."""
+        proc = self.proc
+        if proc is None:
+            return "tritonserver was stopped"
+        rc = proc.poll()
+        if rc is not None:
+            return f"tritonserver exited with status {rc}"
+        if self.host_proc is not None and (rc := self.host_proc.poll()) is not None:
+            return f"the engine host of its CPU-engine models exited with status {rc}"
+        return None
 
     def answers_ready(self, timeout: float = 2) -> bool:
         """Whether the launched server answers ``/v2/health/ready`` with 200 now (no waiting)."""
@@ -437,9 +460,9 @@ class TritonServer:
         deadline = self._ready_by
         last_progress, progressed_at, progress_checked_at = None, time.monotonic(), float("-inf")
         while True:
-            rc = self.proc.poll()
-            if rc is not None:
-                raise self._failure(f"tritonserver exited with status {rc} before it was ready")
+            why = self.exit_reason()
+            if why is not None:
+                raise self._failure(f"{why} before it was ready")
             if "Failed to preinitialize Python stub" in self.log():
                 # Triton keeps waiting for a stub that will never come (e.g. no model.py): fail now.
                 raise self._failure("a Python model could not start")
@@ -465,39 +488,42 @@ class TritonServer:
             time.sleep(0.2)
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """SIGTERM the server (its whole process group: stubs included), SIGKILL after ``grace_s``.
+        """SIGTERM the server (its whole process group: stubs included), SIGKILL after ``grace_s``;
+        then kill its engine host's group (the host and its engines).
 
         ``grace_s=0`` kills at once: for a caller that is done with the server and does not test its
         shutdown (each model's stub takes about a CPU second to shut down in order).
         """
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
-            try:
-                proc.wait(grace_s if grace_s > 0 else None)
-            except subprocess.TimeoutExpired:
+        with self._stop_lock:  # the session's watcher thread may stop it too
+            proc, self.proc = self.proc, None
+            if proc is not None and proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
+                try:
+                    proc.wait(grace_s if grace_s > 0 else None)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            if proc is not None:
+                # Stubs that outlived the server (SIGKILL path) would keep /dev/shm mapped.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        if proc is not None:
-            # Stubs that outlived the server (SIGKILL path) would keep /dev/shm mapped; the engine
-            # host (which ignores SIGTERM, so that requests in flight could finish) ends here.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        host, self.host_proc = self.host_proc, None
-        if host is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(host.pid, signal.SIGKILL)  # the host and the engines it forked
-            host.wait()
-        for f in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
-            with contextlib.suppress(OSError):
-                f.unlink()
-        if self._workdir is not None:
-            # Keep the log readable after stop (tests and error messages use it), then drop the dir.
-            self._final_log = self.log()
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+            # The engine host, in a group of its own, outlives the server's SIGTERM, so that the
+            # requests in flight are answered; it ends here.
+            host, self.host_proc = self.host_proc, None
+            if host is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(host.pid, signal.SIGKILL)  # the host and the engines it forked
+                host.wait()
+            for f in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
+                with contextlib.suppress(OSError):
+                    f.unlink()
+            if self._workdir is not None:
+                # Keep the log readable after stop (tests and error messages use it), then drop the dir.
+                self._final_log = self.log()
+                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir = None
 
     def shm_files(self) -> list[Path]:
         return sorted(Path("/dev/shm").glob(f"{self.shm_prefix}*"))
@@ -552,9 +578,9 @@ def _up(args) -> int:
                              else "auto-complete off, as the container's launcher: config.pbtxt sets the policy"))
         print("Ctrl-C stops it.", flush=True)
         while True:
-            rc = server.proc.poll()
-            if rc is not None:
-                raise server._failure(f"tritonserver exited with status {rc}")
+            why = server.exit_reason()
+            if why is not None:
+                raise server._failure(why)
             time.sleep(0.5)
     except KeyboardInterrupt:
         stopping = True

@@ -8,18 +8,20 @@ only numpy and the request parser, and its engine is a fork of a process that al
 libraries in memory.
 
 How it runs: ``specdec-guide triton up`` (:class:`specdec_guide.triton.TritonServer`) starts the
-host beside tritonserver, in the server's process group, and names the host's socket in
-:data:`HOST_ENV` for the stubs. ``model.py`` calls :func:`engine_for`: with the variable set it
+host beside tritonserver, in a process group of its own that its engines share, and names the
+host's socket (in the server's private temp folder) in :data:`HOST_ENV` for the stubs. ``model.py`` calls :func:`engine_for`: with the variable set it
 connects, and the host forks a child that builds the :class:`~specdec_guide.engine.core.Engine`
 from the model's ``model.yaml`` and serves that one stub (:class:`RemoteEngine` answers as the
 Engine does: the same chunks, the same errors, raised in the stub). Without the variable (a
 tritonserver started by hand) the stub builds the Engine in its own process, as before.
 
 Lifetimes: a child ends when its stub's connection closes (the model unloaded, or its stub was
-killed) and is killed with the host; the host is killed with the launcher, and by the launcher's
-``stop()`` once tritonserver has exited. It ignores SIGTERM, so that an orderly stop lets Triton
-finish the requests in flight first. The host never runs a model: a process that forks must not
-have started threads, and torch starts its thread pool at the first operation.
+killed) and is killed with the host; the host ends when tritonserver has, is killed with the
+launcher (PR_SET_PDEATHSIG), and the launcher's ``stop()`` kills its group once tritonserver has
+exited (so an orderly stop lets Triton finish the requests in flight first). The host never runs a
+model: a process that forks should not have started threads, and torch starts its thread pool at
+the first operation. (numpy's OpenBLAS starts one at import; the launcher sets
+``OPENBLAS_NUM_THREADS=1`` for the host, and the engines compute with torch's own kernels.)
 """
 
 from __future__ import annotations
@@ -69,19 +71,42 @@ def _recv(sock: socket.socket) -> Any:
     return pickle.loads(_read(sock, size))
 
 
+class RemoteError(RuntimeError):
+    """An error of the engine process whose class the stub may not import (a user drafter's, a
+    library's): the same message (``str``), the original type and traceback in its note."""
+
+
 def _portable(err: BaseException, note: bool) -> BaseException:
-    """``err`` as the stub can raise it again: itself when it pickles whole, else a RuntimeError
-    with its type and message. ``note``: the host-side traceback goes along (model.py logs it)."""
-    try:
-        copy = pickle.loads(pickle.dumps(err))
-        portable = err if type(copy) is type(err) and str(copy) == str(err) else None
-    except Exception:  # noqa: BLE001 - any failure to pickle means: send it as text
-        portable = None
+    """``err`` as the stub can raise it again: itself when its class is Python's or this package's
+    and it pickles whole, else a :class:`RemoteError` with the same message. ``note``: the engine
+    process's traceback goes along (model.py and Triton's log show it)."""
+    portable = None
+    if type(err).__module__ == "builtins" or type(err).__module__.startswith("specdec_guide."):
+        try:
+            copy = pickle.loads(pickle.dumps(err))
+            portable = err if type(copy) is type(err) and str(copy) == str(err) else None
+        except Exception:  # noqa: BLE001 - any failure to pickle means: send it as text
+            portable = None
     if portable is None:
-        portable = RuntimeError(f"{type(err).__name__}: {err}")
+        portable = RemoteError(str(err))
+        note = True  # the original type is named there
     if note:
-        portable.add_note(f"(in the engine process {os.getpid()}, forked by the engine host)\n{traceback.format_exc()}")
+        portable.add_note(f"(in the engine process {os.getpid()}, forked by the engine host: "
+                          f"{type(err).__name__})\n{traceback.format_exc()}")
     return portable
+
+
+def _exchange(sock: socket.socket, message: Any, what: str) -> tuple[str, Any]:
+    """Send ``message``, return the (kind, value) answer; a lost connection is EngineHostGone."""
+    try:
+        _send(sock, message)
+        return _recv(sock)
+    except (EOFError, OSError) as err:
+        raise EngineHostGone(f"the engine process of {what} ended ({err}); the server log has its last "
+                             "words") from None
+    except Exception as err:  # an answer the stub cannot read (an unpicklable value): a bug here
+        raise RemoteError(f"could not read the engine process's answer for {what}: "
+                          f"{type(err).__name__}: {err}") from None
 
 
 # -- the stub's side ----------------------------------------------------------------------------
@@ -95,12 +120,7 @@ class RemoteEngine:
         self.penalties_applied, self.penalties_note = penalties_applied(config)
 
     def _ask(self, *message) -> tuple[str, Any]:
-        try:
-            _send(self._sock, message)
-            kind, value = _recv(self._sock)
-        except (EOFError, OSError) as err:
-            raise EngineHostGone(f"the engine process of {self.config.path} ended ({err}); the server log "
-                                 "has its last words") from None
+        kind, value = _exchange(self._sock, message, str(self.config.path))
         if kind == "error":
             raise value
         return kind, value
@@ -126,6 +146,8 @@ class RemoteEngine:
                     ended = True
                     return
                 yield chunk
+        except GeneratorExit:  # closed early (a cancelled stream): tell the engine below
+            raise
         except BaseException:
             ended = True  # the engine dropped the request itself
             raise
@@ -148,12 +170,10 @@ def engine_for(config: EngineConfig, path: str | os.PathLike, address: str | Non
         return Engine.from_config(config)
     sock = _connect(address)
     try:
-        _send(sock, ("load", str(path)))
-        kind, value = _recv(sock)
-    except (EOFError, OSError) as err:
+        kind, value = _exchange(sock, ("load", str(path)), str(path))
+    except BaseException:
         sock.close()
-        raise EngineHostGone(f"the engine host at {address} ended before {path} was loaded ({err}); the "
-                             "server log has its last words") from None
+        raise
     if kind == "error":
         sock.close()
         raise value
@@ -176,11 +196,14 @@ def _connect(address: str) -> socket.socket:
 
 
 # -- the host's side ----------------------------------------------------------------------------
-def _die_with_parent(sig: int) -> None:
+def _die_with_parent(sig: int, parent: int) -> None:
+    """``sig`` when the parent (the thread that started this process) ends; now if it already has."""
     import ctypes
 
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:  # it ended before the line above: no signal will come
+        os.kill(os.getpid(), sig)
 
 
 def _alive(pid: int) -> bool:
@@ -205,7 +228,6 @@ def _preload() -> None:
 
 def serve(address: str, server_pid: int) -> None:
     """The host's loop: bind, import, then fork an engine per connection while ``server_pid`` runs."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the launcher kills it once tritonserver is gone
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)  # first: a stub that starts meanwhile connects and waits in the backlog
     listener.listen(64)
@@ -218,11 +240,12 @@ def serve(address: str, server_pid: int) -> None:
         except socket.timeout:
             continue
         conn.settimeout(None)
+        host = os.getpid()
         if os.fork() == 0:
             listener.close()
             code = 0
             try:
-                _serve_engine(conn)
+                _serve_engine(conn, host)
             except BaseException:  # noqa: BLE001 - the child's last words go to the server log
                 traceback.print_exc()
                 code = 1
@@ -232,9 +255,9 @@ def serve(address: str, server_pid: int) -> None:
         conn.close()
 
 
-def _serve_engine(conn: socket.socket) -> None:
+def _serve_engine(conn: socket.socket, parent: int) -> None:
     """A forked child: build one model's Engine and answer its stub until the connection closes."""
-    _die_with_parent(signal.SIGKILL)  # with the host
+    _die_with_parent(signal.SIGKILL, parent)  # with the host
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         _, path = _recv(conn)
@@ -245,7 +268,9 @@ def _serve_engine(conn: socket.socket) -> None:
 
         engine = Engine.from_yaml(path)
     except BaseException as err:  # noqa: BLE001 - raised again in the stub's initialize
-        _send(conn, ("error", _portable(err, note=False)))
+        from specdec_guide.engine.config import ConfigError
+
+        _send(conn, ("error", _portable(err, note=not isinstance(err, ConfigError))))
         return
     _send(conn, ("loaded", None))
     chunks = None
@@ -286,10 +311,10 @@ def _serve_engine(conn: socket.socket) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m specdec_guide.engine.host SOCKET SERVER_PID", file=sys.stderr)
+    if len(args) != 3:
+        print("usage: python -m specdec_guide.engine.host SOCKET SERVER_PID LAUNCHER_PID", file=sys.stderr)
         return 2
-    _die_with_parent(signal.SIGKILL)  # with the launcher (the thread that started it)
+    _die_with_parent(signal.SIGKILL, int(args[2]))  # with the launcher (the thread that started it)
     serve(args[0], int(args[1]))
     return 0
 
