@@ -144,7 +144,7 @@ def test_auto_complete_copies_triton_config(tmp_path, monkeypatch, ngram_yaml):
 def test_non_decoupled_answers_each_request_once(tmp_path, monkeypatch, ngram_yaml):
     module, pb, vdir = load_model_py(tmp_path, monkeypatch, ngram_yaml.replace("DECOUPLED", "false"))
     model = start(module, vdir, decoupled=False)
-    good = Request(text_input="abc abc abc", sampling_param_max_tokens=np.int32(8),
+    good = Request(text_input="abc abc abc " * 3, sampling_param_max_tokens=np.int32(8),
                    sampling_param_return_perf_metrics=True, return_finish_reason=True)
     zero = Request(text_input="abc", sampling_param_max_tokens=np.int32(0))
     stream = Request(text_input="abc", streaming=True)
@@ -161,7 +161,13 @@ def test_non_decoupled_answers_each_request_once(tmp_path, monkeypatch, ngram_ya
     # the five kv_cache_* counters included (the stand-in's own cache: new blocks, none reused).
     assert ok.outputs["acceptance_rate"].dtype == np.object_
     assert ok.outputs["total_draft_tokens"].dtype == np.object_
-    assert ok.outputs["kv_cache_reused_block"][0] == b"0" and int(ok.outputs["kv_cache_alloc_total_blocks"][0]) >= 1
+    assert ok.outputs["kv_cache_reused_block"][0] == b"0"
+    # Prompt and output in 32-token blocks (the prompt alone fills more than one).
+    prompt_tokens = len(model.engine.encode("abc abc abc " * 3))
+    assert prompt_tokens > module.TOKENS_PER_BLOCK
+    blocks = -(-(prompt_tokens + 8) // module.TOKENS_PER_BLOCK)
+    assert [int(ok.outputs[k][0]) for k in ("kv_cache_alloc_new_blocks", "kv_cache_alloc_total_blocks",
+                                            "kv_cache_missed_block")] == [blocks] * 3
     # The pinned releases leave the draft counters unfilled with TorchSampler (auto): zeros.
     assert [ok.outputs[k][0] for k in ("total_draft_tokens", "total_accepted_draft_tokens")] == [b"0", b"0"]
     assert "cumulative_logprob" not in ok.outputs

@@ -195,13 +195,13 @@ class Engine:
                     elif len(out) >= request.max_tokens:
                         finish = "length"
                     chunk = Chunk(echo + text, list(out), finish is not None, finish, stop_reason, stats,
-                                  arrival, first_token, now)
+                                  arrival, first_token, now, prompt_tokens=len(prompt))
                     yield chunk
                     if finish is not None:
                         return
                 # The loop ended without a reason (cannot happen today): still end the stream.
                 yield Chunk(echo + text, list(out), True, "length", None, stats, arrival, first_token,
-                            time.monotonic_ns())
+                            time.monotonic_ns(), prompt_tokens=len(prompt))
             finally:
                 if self.drafter is not None and hasattr(self.drafter, "end_request"):
                     self.drafter.end_request(request_id)

@@ -260,9 +260,10 @@ class TritonPythonModel:
             arr = arr.reshape(1, -1)
         return pb_utils.Tensor(name, arr)
 
-    def _kv_cache_counters(self, chunk, req) -> dict:
+    @staticmethod
+    def _kv_cache_counters(chunk) -> dict:
         # The stand-in's own cache, counted as TensorRT-LLM counts blocks: every block is new, none reused.
-        tokens = len(self.engine.encode(req.prompt)) + len(chunk.token_ids)
+        tokens = chunk.prompt_tokens + len(chunk.token_ids)
         blocks = math.ceil(tokens / TOKENS_PER_BLOCK)
         return {"kv_cache_reused_block": 0, "kv_cache_hit_rate": 0.0, "kv_cache_alloc_new_blocks": blocks,
                 "kv_cache_alloc_total_blocks": blocks, "kv_cache_missed_block": blocks}
@@ -283,7 +284,7 @@ class TritonPythonModel:
             if not self.counters_filled:
                 drafts = (0.0, 0, 0)  # what the release returns (per_request_draft_counters_filled)
             metrics = {
-                **self._kv_cache_counters(chunk, req),
+                **self._kv_cache_counters(chunk),
                 "arrival_time_ns": chunk.arrival_time_ns,
                 "first_scheduled_time_ns": chunk.arrival_time_ns,  # no queue: scheduled on arrival
                 "first_token_time_ns": chunk.first_token_time_ns,

@@ -57,6 +57,7 @@ class Chunk:
     arrival_time_ns: int = 0
     first_token_time_ns: int = 0
     last_token_time_ns: int = 0
+    prompt_tokens: int = 0  # the prompt's length in tokens (the KV-cache counters count it)
 
     @property
     def acceptance_rate(self) -> float:
