@@ -24,6 +24,7 @@ from specdec_guide.engine.host import EngineHostGone, RemoteEngine, engine_for
 from specdec_guide.engine.requests import RequestError, parse_request
 from specdec_guide.triton import serves_cpu_engine
 
+from prefetch import ahead
 from processes import children, until
 
 PROMPT = "abc abc abc abc def abc abc"
@@ -253,3 +254,18 @@ def test_the_session_servers_stubs_never_load_torch(stand_in_server):
     assert len(list(Path(f"/proc/{stand_in_server.host_proc.pid}/task").iterdir())) == 1  # no thread at a fork
     assert all("libtorch" in maps(pid) for pid in engines)  # what the check below looks for
     assert not [pid for pid in stubs if "libtorch" in maps(pid)]
+
+
+@ahead  # a server of its own that mostly waits: on the lane (tests/prefetch.py)
+def test_an_orderly_stop_ends_the_host_and_its_engines(tmp_path, tiny_models):
+    from specdec_guide import templates
+    from specdec_guide.triton import serve
+
+    target, _ = tiny_models
+    templates.render("ngram", model=str(target), out=tmp_path / "repo", engine="cpu")
+    with serve(tmp_path / "repo", timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"}) as server:
+        host = server.host_proc.pid
+        engines = children(host)
+        assert len(engines) == 1
+    assert not Path(f"/proc/{host}").exists()
+    assert until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in engines)), "an engine outlived stop()"
