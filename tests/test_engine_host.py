@@ -123,6 +123,8 @@ def test_lifetimes_engine_with_its_connection_host_with_its_server_engines_with_
     server = subprocess.Popen(["sleep", "600"])
     proc, address = _start_host(tmp_path, server.pid)
     try:
+        # Nothing imported before a model asks: a server whose models all fail early pays nothing.
+        assert "libtorch" not in Path(f"/proc/{proc.pid}/maps").read_text()
         first = engine_for(load_config(model_yaml), model_yaml, address=address)
         second = engine_for(load_config(model_yaml), model_yaml, address=address)
         engines = children(proc.pid)

@@ -227,19 +227,24 @@ def _preload() -> None:
 
 
 def serve(address: str, server_pid: int) -> None:
-    """The host's loop: bind, import, then fork an engine per connection while ``server_pid`` runs."""
+    """The host's loop: bind, then fork an engine per connection while ``server_pid`` runs; the
+    libraries are imported at the first connection, so a server whose models all fail before they
+    ask for an engine (a model.yaml mistake) never pays for them."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)  # first: a stub that starts meanwhile connects and waits in the backlog
     listener.listen(64)
-    _preload()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
     listener.settimeout(1.0)
+    preloaded = False
     while _alive(server_pid):
         try:
             conn, _ = listener.accept()
         except socket.timeout:
             continue
         conn.settimeout(None)
+        if not preloaded:
+            _preload()
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
+            preloaded = True
         host = os.getpid()
         if os.fork() == 0:
             listener.close()
