@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 #: The lane's order: the prefixes of job keys, first to last. The longest job first (the
-#: benchmarking notebook, ~80 s on 2 idle cores and 165-245 s in the suite, reported by nbmake at
+#: benchmarking notebook, ~80 s on 2 idle cores and 144-183 s in the suite, reported by nbmake at
 #: the very end of the session), so it never ends last; then the longest page walk (the estimate
-#: page, ~60-100 s: the main thread reaches its test early and would wait for it), the other walks
+#: page, ~60-85 s: the main thread reaches its test early and would wait for it), the other walks
 #: and the quick start's own server, then the site builds, the other tests marked :func:`ahead`
 #: (the waiting thread takes them from the start), test_bench's AIPerf run, then the other notebooks.
 #: No job loads a model in this process: transformers' loading is not thread-safe (two SmolLM2

@@ -24,6 +24,15 @@ def children(pid: int) -> list[int]:
     return [p for p, ppid, _ in procs() if ppid == pid]
 
 
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root``: its children, theirs, and so on."""
+    rows, found, frontier = procs(), [], [root]
+    while frontier:
+        frontier = [pid for pid, ppid, _ in rows if ppid in frontier]
+        found += frontier
+    return found
+
+
 def until(condition, timeout: float = 30.0) -> bool:
     """Whether ``condition()`` came true within ``timeout`` seconds (asked every 10 ms)."""
     deadline = time.monotonic() + timeout

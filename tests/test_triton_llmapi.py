@@ -1,8 +1,9 @@
 """The guide's Triton flow end to end: templates -> `repo render --engine cpu` -> real tritonserver.
 
 One server serves every runnable method for the whole module (a server's start imports torch and
-transformers in its engine host, and loads each model: seconds of CPU on 2 cores). The guide's snippet files under snippets/triton/
-are executed as they are, with TRITON_HTTP_PORT / TRITON_GRPC_PORT pointing at this server.
+transformers in its engine host, and loads each model: seconds of CPU on 2 cores). The guide's
+snippet files under snippets/triton/ are executed as they are, with TRITON_HTTP_PORT /
+TRITON_GRPC_PORT pointing at this server.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from prefetch import ahead
+from processes import descendants
 from stand_in import NO_POLICY, POLICY, SYNC
 
 from specdec_guide import behaviour, templates
@@ -351,21 +353,6 @@ def test_rendered_model_yaml_is_what_the_engine_reads(server):
 
 
 # -- the reader's own start-up path -------------------------------------------------------------
-def _descendants(root: int) -> list[int]:
-    rows = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                rows.append((int(d.name), int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])))
-            except (OSError, ValueError):
-                continue
-    found, frontier = [], [root]
-    while frontier:
-        frontier = [pid for pid, ppid in rows if ppid in frontier]
-        found += frontier
-    return found
-
-
 @ahead  # its own server from the page's scripts, mostly waiting: on the lane (tests/prefetch.py)
 def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, tiny_models):
     """render.sh, serve.sh, generate.sh in a fresh folder as the guide's page shows them, on the
@@ -394,7 +381,7 @@ def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, 
         assert out.returncode == 0, out.stderr
         # NGram behind the name tensorrt_llm: greedy, so the baseline's text exactly.
         assert json.loads(out.stdout)["text_output"] == generate(stand_in_server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
-        tree = _descendants(proc.pid)  # `triton up`, tritonserver, the model's stub
+        tree = descendants(proc.pid)  # `triton up`, tritonserver, the model's stub
         assert len(tree) >= 3
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends to bash and `triton up`

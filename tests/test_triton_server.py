@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from prefetch import ahead
-from processes import procs
+from processes import descendants, procs
 
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, diagnose, free_ports, serve, sweep_lock
@@ -74,15 +74,6 @@ def _alive(pid: int) -> bool:
 
 def _group_members(pgid: int) -> list[int]:
     return [pid for pid, _, g in procs() if g == pgid]
-
-
-def _descendants(root: int) -> list[int]:
-    rows, found, frontier = procs(), [], [root]
-    while frontier:
-        kids = [pid for pid, ppid, _ in rows if ppid in frontier]
-        found += kids
-        frontier = kids
-    return found
 
 
 def _generate(http_url: str, text: str) -> dict:
@@ -202,7 +193,7 @@ def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
         env = dict(os.environ, TRITON_HTTP_PORT=str(http))
         health = subprocess.run(["bash", "-e", ROOT / "snippets/triton/health.sh"], env=env, capture_output=True, text=True, timeout=30)
         assert health.returncode == 0 and "server ready" in health.stdout and "model ready" in health.stdout, health
-        server_pids = _descendants(proc.pid)
+        server_pids = descendants(proc.pid)
         assert len(server_pids) >= 2  # tritonserver and its Python stub
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
@@ -229,7 +220,7 @@ def test_killed_launcher_takes_the_server_down(tmp_path):
             for line in proc.stdout:
                 if line.startswith("Ctrl-C"):
                     break
-            server_pids = _descendants(proc.pid)
+            server_pids = descendants(proc.pid)
             assert server_pids
             # From here until we have looked, no server's start (ours, the lane's, another process's)
             # may sweep what the killed launcher leaves.

@@ -34,6 +34,11 @@ def alive(pid_file: str | os.PathLike) -> bool:
         pid = _pid(pid_file)
     except (OSError, UserError):
         return False
+    return running(pid)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -18,6 +18,7 @@ it): Triton then takes max_batch_size and the decoupled policy from config.pbtxt
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -102,19 +103,6 @@ def diagnose(log: str) -> list[str]:
             found.append(_unescape(m.group(1)).splitlines()[0])
     found += [f"config.pbtxt:{r}:{c}: {msg}" for r, c, msg in pending]
     return list(dict.fromkeys(found))
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: SIGTERM tritonserver if its parent dies (even by SIGKILL).
-
-    The server runs in its own session (so a terminal's Ctrl-C reaches only us and we stop it in
-    order); without this a killed launcher would leave it, its stubs and their /dev/shm behind.
-    """
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 _OWN_NAME = re.compile(r"^(?:specdec-triton-)?specdec(\d+)x[0-9a-f]{8}_")
@@ -362,7 +350,7 @@ class TritonServer:
             pkg, libs = self._paths
             backends = self._backend_dir(pkg)
             self.log_path = self._workdir / "server.log"
-            from specdec_guide.engine.host import HOST_ENV
+            from specdec_guide.engine.host import HOST_ENV, die_with_parent
 
             env = self._env(libs)
             env.pop(HOST_ENV, None)  # a server started from inside another one's model gets its own
@@ -373,9 +361,12 @@ class TritonServer:
                 env[HOST_ENV] = str(host)
             with open(self.log_path, "wb") as log:
                 # Own session: Ctrl-C in a terminal reaches only us, and we stop the server in order.
+                # SIGTERM when this thread ends, even killed: else a killed launcher would leave the
+                # server, its stubs and their /dev/shm behind.
                 self.proc = subprocess.Popen(
                     self._command(pkg, backends), env=env, stdout=log, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    preexec_fn=functools.partial(die_with_parent, signal.SIGTERM, os.getpid()),
                 )
                 if host is not None:
                     # A session of its own too (its engines share its group); it dies with this thread
@@ -472,19 +463,17 @@ class TritonServer:
                 raise self._failure(f"tritonserver not ready after {self.timeout:g}s")
             # Progress: a new log line, or a CPU second used (loaded stubs idle at a few ticks a minute).
             # Looked at once a second, not at every poll: counting the ticks reads every /proc entry.
-            if time.monotonic() < progress_checked_at + 1:
-                time.sleep(0.2)
-                continue
-            progress_checked_at = time.monotonic()
-            log_len, ticks = len(self.log()), group_cpu_ticks(self.proc.pid)
-            if self.host_proc is not None:  # the engines load in the host's group
-                ticks += group_cpu_ticks(self.host_proc.pid)
-            if last_progress is None or log_len != last_progress[0] or ticks - last_progress[1] >= TICKS_PER_S:
-                last_progress, progressed_at = (log_len, ticks), time.monotonic()
-            elif time.monotonic() - progressed_at > self.stall_s:
-                loading = _still_loading(self.log())
-                raise self._failure(f"tritonserver stalled: nothing happened for {self.stall_s:g}s while loading "
-                                    f"{', '.join(loading) or 'its models'}")
+            if time.monotonic() >= progress_checked_at + 1:
+                progress_checked_at = time.monotonic()
+                log_len, ticks = len(self.log()), group_cpu_ticks(self.proc.pid)
+                if self.host_proc is not None:  # the engines load in the host's group
+                    ticks += group_cpu_ticks(self.host_proc.pid)
+                if last_progress is None or log_len != last_progress[0] or ticks - last_progress[1] >= TICKS_PER_S:
+                    last_progress, progressed_at = (log_len, ticks), time.monotonic()
+                elif time.monotonic() - progressed_at > self.stall_s:
+                    loading = _still_loading(self.log())
+                    raise self._failure(f"tritonserver stalled: nothing happened for {self.stall_s:g}s while "
+                                        f"loading {', '.join(loading) or 'its models'}")
             time.sleep(0.2)
 
     def stop(self, grace_s: float = STOP_GRACE_S) -> None:

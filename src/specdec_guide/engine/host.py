@@ -9,9 +9,10 @@ libraries in memory.
 
 How it runs: ``specdec-guide triton up`` (:class:`specdec_guide.triton.TritonServer`) starts the
 host beside tritonserver, in a process group of its own that its engines share, and names the
-host's socket (in the server's private temp folder) in :data:`HOST_ENV` for the stubs. ``model.py`` calls :func:`engine_for`: with the variable set it
-connects, and the host forks a child that builds the :class:`~specdec_guide.engine.core.Engine`
-from the model's ``model.yaml`` and serves that one stub (:class:`RemoteEngine` answers as the
+host's socket (in the server's private temp folder) in :data:`HOST_ENV` for the stubs.
+``model.py`` calls :func:`engine_for`: with the variable set it connects, and the host forks a
+child that builds the :class:`~specdec_guide.engine.core.Engine` from the model's ``model.yaml``
+and serves that one stub (:class:`RemoteEngine` answers as the
 Engine does: the same chunks, the same errors, raised in the stub). Without the variable (a
 tritonserver started by hand) the stub builds the Engine in its own process, as before.
 
@@ -34,7 +35,6 @@ import struct
 import sys
 import time
 import traceback
-from pathlib import Path
 from typing import Any, Iterator
 
 from specdec_guide.engine.config import EngineConfig, penalties_applied
@@ -196,23 +196,18 @@ def _connect(address: str) -> socket.socket:
 
 
 # -- the host's side ----------------------------------------------------------------------------
-def _die_with_parent(sig: int, parent: int) -> None:
-    """``sig`` when the parent (the thread that started this process) ends; now if it already has."""
+def die_with_parent(sig: int, parent: int) -> None:
+    """``sig`` to this process when its parent (the thread that started it) ends, even by SIGKILL;
+    at once if the parent ``parent`` has ended already. Also tritonserver's (a ``preexec_fn`` of the
+    launcher, before exec: the setting survives it)."""
+    import contextlib
     import ctypes
 
     PR_SET_PDEATHSIG = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
+    with contextlib.suppress(Exception):  # no prctl (not Linux): the launcher's stop() still runs
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
     if os.getppid() != parent:  # it ended before the line above: no signal will come
         os.kill(os.getpid(), sig)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def _preload() -> None:
@@ -235,7 +230,9 @@ def serve(address: str, server_pid: int) -> None:
     listener.listen(64)
     listener.settimeout(1.0)
     preloaded = False
-    while _alive(server_pid):
+    from specdec_guide.background import running
+
+    while running(server_pid):
         try:
             conn, _ = listener.accept()
         except socket.timeout:
@@ -262,7 +259,7 @@ def serve(address: str, server_pid: int) -> None:
 
 def _serve_engine(conn: socket.socket, parent: int) -> None:
     """A forked child: build one model's Engine and answer its stub until the connection closes."""
-    _die_with_parent(signal.SIGKILL, parent)  # with the host
+    die_with_parent(signal.SIGKILL, parent)  # with the host
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     try:
         _, path = _recv(conn)
@@ -278,31 +275,28 @@ def _serve_engine(conn: socket.socket, parent: int) -> None:
         _send(conn, ("error", _portable(err, note=not isinstance(err, ConfigError))))
         return
     _send(conn, ("loaded", None))
-    chunks = None
+    chunks = None  # the stream being pulled ("next"), if any
     while True:
         try:
             op, *args = _recv(conn)
         except (EOFError, OSError):
             return  # the stub is gone
         try:
+            if op in ("generate", "complete", "close") and chunks is not None:
+                # A new request, or a stream closed early: the engine drops the open one first.
+                chunks, stream = None, chunks
+                stream.close()
             if op == "generate":
-                if chunks is not None:
-                    chunks.close()
-                chunks, reply = None, ("ok", None)
-                chunks = engine.generate(args[0])
+                chunks, reply = engine.generate(args[0]), ("ok", None)
             elif op == "next":
                 try:
                     reply = ("chunk", next(chunks))
                 except StopIteration:
                     chunks, reply = None, ("end", None)
             elif op == "complete":
-                if chunks is not None:
-                    chunks.close()
-                chunks, reply = None, ("ok", engine.complete(args[0]))
+                reply = ("ok", engine.complete(args[0]))
             elif op == "close":
-                if chunks is not None:
-                    chunks.close()
-                chunks, reply = None, ("ok", None)
+                reply = ("ok", None)
             elif op == "encode":
                 reply = ("ok", engine.encode(args[0]))
             else:
@@ -319,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 3:
         print("usage: python -m specdec_guide.engine.host SOCKET SERVER_PID LAUNCHER_PID", file=sys.stderr)
         return 2
-    _die_with_parent(signal.SIGKILL, int(args[2]))  # with the launcher (the thread that started it)
+    die_with_parent(signal.SIGKILL, int(args[2]))  # with the launcher (the thread that started it)
     serve(args[0], int(args[1]))
     return 0
 
