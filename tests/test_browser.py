@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import re
 import shutil
 import threading
@@ -308,10 +309,147 @@ def test_a_table_wider_than_its_column_is_found(visits):
     assert len(problems) == 1 and "['wide']" in problems[0], problems
 
 
+CALCULATOR_URL = "speculative_decoding/calculator/"
+
+
+def _calc_grid() -> list[dict]:
+    """Inputs for the calculator's compute() and for payoff: every form, draft lengths, batch sizes
+    measured and between, every acceptance kind, default and given draft costs, costs on and off,
+    and inputs both must refuse (a batch outside the measurement, a form with no draft figure)."""
+    from specdec_guide import payoff
+
+    grid = []
+    for form in [f.id for f in payoff.forms()]:
+        for k in (1, 3, 4, 8):
+            for batch in (1, 3, 16, 20, 100, 128, 200):
+                for kind, value in (("length", 1 + 0.6 * k), ("rate", 0.55),
+                                    ("per_position", [round(0.9 - 0.1 * i, 2) for i in range(k)])):
+                    for draft_cost in (None, 0.1):
+                        for count in (True, False):
+                            grid.append({"form": form, "k": k, "kind": kind, "value": value, "batch": batch,
+                                         "draftCost": draft_cost, "verifyCost": None, "countVerify": count,
+                                         "countOverlap": count})
+    return grid
+
+
+CALC_GRID = _calc_grid()
+
+_COMPUTE = """() => %s.map(inputs => {
+  try { const r = window.SpecdecCalc.compute(inputs);
+        return {low: r.low, high: r.high, tokens: r.tokens, c: r.c, v: r.v, tax: r.tax}; }
+  catch (err) { return {error: err.message}; } })"""
+_CALC_COMPUTE = _COMPUTE % json.dumps(CALC_GRID)
+
+
+def _case(form, kind, value, k, batch, draft_cost=None, count=True):
+    """An `estimate` command line and the same inputs for the page's compute()."""
+    flag = {"length": "--acceptance-length", "rate": "--acceptance-rate", "per_position": "--per-position"}[kind]
+    shown = ",".join(map(str, value)) if kind == "per_position" else str(value)
+    args = ["--method", form, flag, shown, "--max-draft-len", str(k), "--batch-size", str(batch)]
+    args += ["--draft-cost", str(draft_cost)] if draft_cost is not None else []
+    args += [] if count else ["--no-verify-cost", "--no-overlap-cost"]
+    return args, {"form": form, "k": k, "kind": kind, "value": value, "batch": batch, "draftCost": draft_cost,
+                  "verifyCost": None, "countVerify": count, "countOverlap": count}
+
+
+CLI_CASES = [_case("ngram", "length", 2.8, 3, 20), _case("draft_target", "rate", 0.55, 4, 100),
+             _case("eagle3", "per_position", [0.9, 0.8, 0.7], 3, 3, draft_cost=0.1),
+             _case("eagle3_two_model", "length", 3.4, 8, 128, draft_cost=0.1, count=False)]
+
+# As a reader uses it: the answer shown, after changing inputs, after bad inputs, after an example.
+_CALC_INTERACT = """() => {
+  const root = document.getElementById('specdec-calc');
+  const shown = () => root.querySelector('[data-calc-result]').innerText;
+  const set = (name, value) => { const f = root.querySelector(`[name="${name}"]`);
+    if (f.type === 'checkbox') f.checked = value; else f.value = value;
+    f.dispatchEvent(new Event('input', {bubbles: true})); f.dispatchEvent(new Event('change', {bubbles: true})); };
+  const out = {initial: shown()};
+  set('form', 'ngram'); set('k', '4'); set('kind', 'length'); set('acceptance', '2.5'); set('batch', '1');
+  out.batch1 = shown();
+  set('batch', '64'); out.batch64 = shown();
+  set('count_overlap', false); out.no_overlap = shown(); set('count_overlap', true);
+  set('acceptance', 'abc'); out.bad_acceptance = shown();
+  set('acceptance', '2.5'); set('batch', '500'); out.bad_batch = shown();
+  set('batch', '1'); set('form', 'mtp'); out.no_draft_cost = shown();
+  set('draft_cost', '-1'); out.negative_cost = shown();
+  const ex = root.querySelector('[name="example"]');
+  out.examples = ex.options.length - 1;
+  ex.value = '0'; ex.dispatchEvent(new Event('change', {bubbles: true}));
+  out.example = shown(); out.example_source = root.querySelector('[data-calc-example-source]').innerText;
+  return out; }"""
+
 #: Measures taken on one page after the checks every page gets (the plants change the page).
 PROBES = {NOTEBOOK_URL: {"plot": _PLOT, "formula": _FORMULA},
           "speculative_decoding/estimate/": {"planted_wrap": _PLANT_WRAP},
-          "speculative_decoding/versions/": {"planted_table": _PLANT_TABLE}}
+          "speculative_decoding/versions/": {"planted_table": _PLANT_TABLE},
+          CALCULATOR_URL: {"calc_compute": _CALC_COMPUTE, "calc_interact": _CALC_INTERACT,
+                           "calc_cli": _COMPUTE % json.dumps([inputs for _, inputs in CLI_CASES])}}
+
+
+def _payoff(inputs: dict) -> dict:
+    """What specdec_guide.payoff computes for one calculator input (the CLI's code path)."""
+    from specdec_guide import payoff
+    from specdec_guide.diagnostics import UserError
+
+    try:
+        c, _, verify, tax, _ = payoff.costs(inputs["form"], inputs["k"], inputs["batch"], draft_cost=inputs["draftCost"],
+                                            count_verify=inputs["countVerify"], count_overlap=inputs["countOverlap"])
+        tokens = payoff.acceptance_length(inputs["kind"], inputs["value"], inputs["k"])
+        p = payoff.predict(tokens, inputs["k"], c, verify, tax)
+    except UserError as err:
+        return {"error": str(err)}
+    return {"low": p.low, "high": p.high, "tokens": tokens, "c": c, "v": verify.factor, "tax": list(tax)}
+
+
+def test_the_calculator_computes_what_estimate_computes_on_a_grid(visits):
+    got = visits[CALCULATOR_URL]["calc_compute"]
+    assert len(got) == len(CALC_GRID) > 1000
+    mismatches, refused = [], 0
+    for inputs, js in zip(CALC_GRID, got):
+        py = _payoff(inputs)
+        if "error" in py or "error" in js:
+            refused += 1
+            if ("error" in py) != ("error" in js):
+                mismatches.append(f"{inputs}: page {js}, payoff {py}")
+            continue
+        for key in ("low", "high", "tokens", "c", "v"):
+            if js[key] != pytest.approx(py[key], rel=1e-12, abs=0):
+                mismatches.append(f"{inputs}: {key} page {js[key]!r}, payoff {py[key]!r}")
+        if js["tax"] != py["tax"]:
+            mismatches.append(f"{inputs}: tax page {js['tax']}, payoff {py['tax']}")
+    assert not mismatches, "\n".join(mismatches[:20])
+    assert 0 < refused < len(CALC_GRID) / 2  # batch 200 and forms without a draft figure are refused by both
+
+
+def test_the_calculator_agrees_with_the_estimate_command(visits, capsys):
+    """The command a reader runs, against the same inputs typed into the page's compute()."""
+    from specdec_guide import cli
+
+    seen = visits[CALCULATOR_URL]["calc_cli"]
+    assert len(seen) == len(CLI_CASES)
+    for (args, inputs), page in zip(CLI_CASES, seen):
+        assert cli.main(["estimate", *args, "--json"]) == 0
+        command = json.loads(capsys.readouterr().out)
+        assert "error" not in page, (args, page)
+        assert command["speedup_range"] == [pytest.approx(page["low"], rel=1e-12, abs=0),
+                                            pytest.approx(page["high"], rel=1e-12, abs=0)], (args, page)
+        assert command["verify_cost"] == pytest.approx(page["v"], rel=1e-12, abs=0), (args, page)
+        assert command["acceptance_length"] == pytest.approx(page["tokens"], rel=1e-12, abs=0), (args, page)
+
+
+def test_the_calculator_answers_a_reader(visits):
+    seen = visits[CALCULATOR_URL]["calc_interact"]
+    assert "Predicted speed-up" in seen["initial"] and "NaN" not in seen["initial"], seen
+    # NGram, L 2.5, k 4: the answer changes with the batch size and with the overlap tax
+    assert "Predicted speed-up" in seen["batch1"] and seen["batch64"] != seen["batch1"], seen
+    assert seen["no_overlap"] != seen["batch64"] and "not counted" in seen["no_overlap"], seen
+    for key, message in (("bad_acceptance", "the acceptance length is a number"),
+                         ("bad_batch", "batch size 500 is outside the measured 1-128"),
+                         ("no_draft_cost", "no measured figure for MTP"),
+                         ("negative_cost", "the draft cost is a number of at least 0")):
+        assert message in seen[key] and "NaN" not in seen[key] and "Predicted" not in seen[key], (key, seen[key])
+    assert seen["examples"] >= 2, seen
+    assert "Predicted speed-up" in seen["example"] and "estimate" in seen["example_source"], seen
 
 
 def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[str]:

@@ -16,16 +16,16 @@ TensorRT-LLM run it:
   default) what one request generated can be drafted for the next: order matters.
 
 Counts go into :class:`speculation.SpecStats` (drafted, accepted, acceptance rate, acceptance
-length = tokens per target step). The predicted speed-up is the basics notebook's formula
-(:func:`speculation.expected_speedup`: Leviathan et al. 2023, tokens per step over ``k*c + 1``),
-given a draft cost ``c`` per draft token in target steps (0 for NGram) and a verification cost
-``v``: what the target's pass that checks k + 1 tokens costs, in plain one-token steps at the
-same batch size (1 by default; ``--verify-cost`` gives it, ``--batch-size`` looks it up in a
-stored measurement, :class:`VerifyTable`). It is shown as a range from two readings of the
-replay: the formula at the measured per-token acceptance ``a`` (accepted / (accepted +
-rejected steps), printed as ``tok_accept``) with ``max_draft_len`` drafts on every step,
-``(1 - a^(k+1)) / (1 - a) / (k*c + v)``, and the replay's own tokens per step over
-``v + c * drafted tokens per step``.
+length = tokens per target step). The predicted speed-up is :mod:`specdec_guide.payoff`'s cost model,
+priced by default: the draft's cost per draft token (0 for NGram), verification at the batch size
+(1 by default) from the stored measurement, and the overlap scheduler's tax for the methods the
+release runs without it (NGram among them); ``--no-verify-cost`` and ``--no-overlap-cost`` leave
+either out. A log replay gives two readings, shown as a range: the formula at the measured per-token
+acceptance ``a`` (accepted / (accepted + rejected steps), printed as ``tok_accept``) with
+``max_draft_len`` drafts on every step, ``(1 - a^(k+1)) / (1 - a) / (k*c + v)``, and the replay's own
+tokens per step over ``v + c * drafted tokens per step``; each is then divided by the overlap tax's
+high and low end. Without a log, ``--acceptance-length``, ``--acceptance-rate`` or ``--per-position``
+give a measured acceptance figure for any method (``--method``), and the same costs price it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from specdec_guide import payoff
 from specdec_guide.diagnostics import UserError
+from specdec_guide.payoff import DEFAULT_VERIFY_TABLE, VerifyCost, VerifyTable  # noqa: F401 (estimate's API)
 
 DEFAULT_DRAFT_LENS = (1, 2, 3, 4, 6, 8)
 DEFAULT_NGRAM_SIZES = (1, 2, 3, 4)
@@ -82,6 +84,7 @@ class Estimate:
     draft_cost: float
     requests: list[RequestResult] = field(default_factory=list)
     verify_cost: float = 1.0  # the pass checking max_draft_len + 1 tokens, in plain steps
+    tax: tuple[float, float] = (0.0, 0.0)  # the overlap scheduler's tax per step (payoff), low and high
 
     @property
     def total(self):
@@ -89,7 +92,7 @@ class Estimate:
 
     def speedup(self, stats=None) -> tuple[float, float]:
         return speedup_range(stats if stats is not None else self.total, self.max_draft_len, self.draft_cost,
-                             self.verify_cost)
+                             self.verify_cost, self.tax)
 
 
 def combine(stats_iter):
@@ -106,103 +109,19 @@ def combine(stats_iter):
     return total
 
 
-def speedup_range(stats, max_draft_len: int, draft_cost: float, verify_cost: float = 1.0) -> tuple[float, float]:
+def speedup_range(stats, max_draft_len: int, draft_cost: float, verify_cost: float = 1.0,
+                  tax: tuple[float, float] = (0.0, 0.0)) -> tuple[float, float]:
     """(low, high) of the two speed-up readings described in the module docstring.
 
-    ``verify_cost`` 1 and the formula reading are :func:`speculation.expected_speedup`; the
-    draft's own cost ``k * c`` is added to the verification's ``v``, both in plain target steps.
+    ``verify_cost`` 1, no tax and the formula reading are :func:`payoff.expected_speedup`; the draft's
+    own cost ``k * c`` is added to the verification's ``v``, both in plain target steps.
     """
-    from specdec_guide.speculation import expected_speedup
-
     if not stats.target_steps:
-        return (1.0 / verify_cost, 1.0 / verify_cost)
-    formula = expected_speedup(stats.per_token_acceptance, max_draft_len, draft_cost, verify_cost)
+        return payoff.speedup_range((1.0 / verify_cost,), tax)
+    formula = payoff.expected_speedup(stats.per_token_acceptance, max_draft_len, draft_cost, verify_cost)
     drafted_per_step = stats.drafted_tokens / stats.target_steps
     replayed = stats.mean_acceptance_length / (verify_cost + draft_cost * drafted_per_step)
-    return (min(formula, replayed), max(formula, replayed))
-
-
-# -- the verification cost --------------------------------------------------------------------
-DEFAULT_VERIFY_TABLE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "verify_cost.json"
-
-
-@dataclass(frozen=True)
-class VerifyCost:
-    """What the pass checking k + 1 tokens costs, in plain steps, and where the figure comes from."""
-
-    factor: float
-    source: str  # how it was obtained
-    measured_on: str = ""  # the stored measurement's conditions, when it comes from one
-
-
-class VerifyTable:
-    """Verification cost per (batch size, tokens checked) from a run of ``benchmarks/verify_cost.py``.
-
-    The factor is the time of a target pass scoring ``q = k + 1`` tokens per sequence over that of
-    a one-token pass at the same batch size. A batch size or ``q`` between two measured ones is
-    interpolated linearly; outside the measured ones is refused (no extrapolation).
-    """
-
-    def __init__(self, path: Path):
-        from specdec_guide.diagnostics import read_utf8
-
-        self.path = path
-        text = read_utf8(path)  # an unreadable file is already a path:line:col UserError
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise UserError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
-        rows = data.get("target") if isinstance(data, dict) else None
-        ms: dict[int, dict[int, float]] = {}
-        for row in rows if isinstance(rows, list) else []:
-            try:
-                b, q, t = int(row["batch"]), int(row["q"]), float(row["ms"])
-            except (TypeError, KeyError, ValueError):
-                ms = {}
-                break
-            ms.setdefault(b, {})[q] = t
-        if not ms or any(1 not in by_q or by_q[1] <= 0 for by_q in ms.values()):
-            raise UserError(f"{path}:1:1: expected a 'target' list of {{batch, q, ms}} rows with a q = 1 row per "
-                            "batch, as benchmarks/verify_cost.py writes")
-        self.ratio = {b: {q: t / by_q[1] for q, t in by_q.items()} for b, by_q in ms.items()}
-        machine = data.get("machine", {}) if isinstance(data.get("machine"), dict) else {}
-        shape = (data.get("shapes", {}).get("target", {}) if isinstance(data.get("shapes"), dict) else {})
-        # The stored one by its place in the clone (the walked page prints no machine's own path).
-        name = "benchmarks/results/verify_cost.json" if path == DEFAULT_VERIFY_TABLE else str(path)
-        self.what = (f"{name}: {machine.get('device', 'unknown GPU')}, random-weight "
-                     f"{shape.get('name', 'Llama')}-shaped target, plain PyTorch with CUDA graphs, "
-                     f"{data.get('date', 'undated')}; not TensorRT-LLM")
-
-    @staticmethod
-    def _between(points: list[int], x: int, what: str, path: Path) -> tuple[int, int]:
-        if x < points[0] or x > points[-1]:
-            raise UserError(f"{path}: {what} {x} is outside the measured {points[0]}-{points[-1]}; give "
-                            "--verify-cost instead")
-        lo = max(p for p in points if p <= x)
-        hi = min(p for p in points if p >= x)
-        return lo, hi
-
-    def _at_batch(self, batch: int, q: int) -> float:
-        qs = sorted(self.ratio[batch])
-        lo, hi = self._between(qs, q, "max_draft_len + 1 =", self.path)
-        r = self.ratio[batch]
-        return r[lo] if lo == hi else r[lo] + (r[hi] - r[lo]) * (q - lo) / (hi - lo)
-
-    def cost(self, batch: int, max_draft_len: int) -> VerifyCost:
-        q = max_draft_len + 1
-        lo, hi = self._between(sorted(self.ratio), batch, "--batch-size", self.path)
-        between = []
-        if lo == hi:
-            factor = self._at_batch(lo, q)
-        else:
-            a, b = self._at_batch(lo, q), self._at_batch(hi, q)
-            factor = a + (b - a) * (batch - lo) / (hi - lo)
-            between.append(f"batch between measured {lo} and {hi}")
-        qs = sorted(self.ratio[lo])
-        if q not in qs:
-            between.append(f"tokens between measured {max(x for x in qs if x <= q)} and {min(x for x in qs if x >= q)}")
-        how = "interpolated: " + ", ".join(between) if between else "both measured"
-        return VerifyCost(factor, f"at batch {batch}, {q} tokens checked; {how}", self.what)
+    return payoff.speedup_range((formula, replayed), tax)
 
 
 # -- the replay -------------------------------------------------------------------------------
@@ -247,9 +166,9 @@ def replay_request(request, drafter, max_draft_len: int, request_id: int):
 
 
 def replay(requests, drafter, max_draft_len: int, label: str, draft_cost: float = 0.0,
-           verify_cost: float = 1.0) -> Estimate:
+           verify_cost: float = 1.0, tax: tuple[float, float] = (0.0, 0.0)) -> Estimate:
     """Replay every request in log order with one drafter (its pool carries across requests)."""
-    est = Estimate(label, max_draft_len, draft_cost, verify_cost=verify_cost)
+    est = Estimate(label, max_draft_len, draft_cost, verify_cost=verify_cost, tax=tax)
     for request_id, request in enumerate(requests, 1):
         try:
             stats = replay_request(request, drafter, max_draft_len, request_id)
@@ -279,7 +198,8 @@ def user_drafter(spec: str, max_draft_len: int, eos_id: int | None):
 
 
 def sweep(requests, base: NGramSettings, draft_lens, ngram_sizes, draft_cost: float,
-          verify: Callable[[int], VerifyCost] | None = None) -> list[Estimate]:
+          verify: Callable[[int], VerifyCost] | None = None,
+          tax: tuple[float, float] = (0.0, 0.0)) -> list[Estimate]:
     """Every setting of the grid; ``verify(k)`` gives the verification cost of each draft length."""
     from dataclasses import replace
 
@@ -288,7 +208,7 @@ def sweep(requests, base: NGramSettings, draft_lens, ngram_sizes, draft_cost: fl
         for k in draft_lens:
             s = replace(base, max_draft_len=k, max_matching_ngram_size=n)
             out.append(replay(requests, s.drafter(), k, s.label(), draft_cost,
-                              verify(k).factor if verify else 1.0))
+                              verify(k).factor if verify else 1.0, tax))
     return out
 
 
@@ -507,35 +427,88 @@ def default_tokenizer() -> Path:
     return ensure_checkpoint()
 
 
-def verify_model(args: argparse.Namespace) -> Callable[[int], VerifyCost]:
-    """max_draft_len -> the verification cost the command was given (or the default 1)."""
+def _step_costs(args: argparse.Namespace, form_id: str, replay: bool = False):
+    """k -> (c, its source, verification, tax, counted) for the command's flags (payoff.costs).
+
+    A replayed drafter class has no figure of its own cost: it is taken as a host-side drafter (0),
+    and the output says so."""
     if args.verify_cost is not None and args.batch_size is not None:
         raise UserError("give --verify-cost or --batch-size, not both")
-    if args.verify_table is not None and args.batch_size is None:
-        raise UserError("--verify-table is read only with --batch-size")
-    if args.batch_size is not None:
-        table = VerifyTable(args.verify_table or DEFAULT_VERIFY_TABLE)
-        return lambda k: table.cost(args.batch_size, k)
-    if args.verify_cost is not None:
-        return lambda k: VerifyCost(args.verify_cost, "given by --verify-cost")
-    return lambda k: VerifyCost(1.0, "assumed: checking k + 1 tokens costs one plain step")
+    if args.verify_table is not None and (args.verify_cost is not None or args.no_verify_cost):
+        raise UserError("--verify-table is read only when verification is looked up (--batch-size, the default)")
+    table = payoff.verify_table(args.verify_table or DEFAULT_VERIFY_TABLE)
+    batch = args.batch_size or 1
+
+    def at(k: int):
+        draft_cost, source = args.draft_cost, "given"
+        if draft_cost is None and replay and form_id == "user_provided":
+            draft_cost, source = 0.0, "assumed 0, a drafter on the host: give --draft-cost for one that runs a model"
+        return payoff.costs(form_id, k, batch, draft_cost=draft_cost, draft_cost_source=source,
+                            verify_cost=args.verify_cost,
+                            count_verify=not args.no_verify_cost, count_overlap=not args.no_overlap_cost,
+                            table=table)
+
+    return at
 
 
-def _costs_line(draft_cost: float, verification: str) -> str:
-    return f"costs in plain target steps: draft {draft_cost} per draft token, verification {verification}"
+def _costs_lines(counted: tuple[str, ...], verify: VerifyCost) -> str:
+    lines = ["costs in plain target steps, counted:", *(f"  {c}" for c in counted)]
+    if verify.measured_on:
+        lines.append(f"verification measured on {verify.measured_on}")
+    return "\n".join(lines)
 
 
-def _verification(verify: VerifyCost) -> str:
-    return f"{verify.factor:.3f} ({verify.source})"
+def _acceptance_figure(args: argparse.Namespace) -> tuple[str, object] | None:
+    given = [(kind, v) for kind, v in (("length", args.acceptance_length), ("rate", args.acceptance_rate),
+                                        ("per_position", args.per_position)) if v is not None]
+    if len(given) > 1:
+        raise UserError("give one of --acceptance-length, --acceptance-rate, --per-position")
+    return given[0] if given else None
 
 
-def _measured_on(verify: VerifyCost) -> str:
-    return f"\nverification measured on {verify.measured_on}" if verify.measured_on else ""
+def run_figure(args: argparse.Namespace, kind: str, value) -> int:
+    """A measured acceptance figure, for any method: no log, no model."""
+    if args.log or args.sweep or args.drafter or args.config or args.plot:
+        raise UserError("an acceptance figure replaces the log: drop LOG, --sweep, --drafter, --config and --plot")
+    form = payoff.form(args.method or "ngram")
+    k = args.max_draft_len or (len(value) if kind == "per_position" else None)
+    if k is None:
+        raise UserError("give --max-draft-len K with an acceptance figure")
+    tokens = payoff.acceptance_length(kind, value, k)
+    c, _, verify, tax, counted = _step_costs(args, form.id)(k)
+    p = payoff.predict(tokens, k, c, verify, tax, counted)
+    if args.json:
+        print(json.dumps({"method": form.id, "batch_size": args.batch_size or 1, "acceptance_length": tokens,
+                          **p.as_json()}, indent=2))
+        return 0
+    if kind == "length":
+        shown = f"acceptance length {tokens:.3f}"
+    elif kind == "rate":
+        shown = f"acceptance rate {value:g} -> acceptance length {tokens:.3f} (1 + rate x {k})"
+    else:
+        shown = f"per-position acceptance {', '.join(f'{a:g}' for a in value)} -> acceptance length {tokens:.3f}"
+    print(f"{form.label}, max_draft_len {k}, batch size {args.batch_size or 1}; {shown}")
+    print(_costs_lines(counted, verify))
+    step = k * c + verify.factor
+    ends = f"{p.low:.2f}x" if p.low == p.high else f"{p.low:.2f}-{p.high:.2f}x"
+    taxed = "" if tax == (0.0, 0.0) else f" / (1 + {tax[1]:.2f} .. {tax[0]:.2f})"
+    print(f"predicted speed-up: {ends} = {tokens:.3f} / ({k} x {c:.3f} + {verify.factor:.3f}){taxed}; "
+          f"step cost {step:.3f}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from specdec_guide.traffic_log import load_tokenizer, read_log
 
+    figure = _acceptance_figure(args)
+    if figure is not None:
+        return run_figure(args, *figure)
+    if args.log is None:
+        raise UserError("give a LOG to replay, or an acceptance figure (--acceptance-length, --acceptance-rate, "
+                        "--per-position) with --method")
+    if args.method and args.method != ("user_provided" if args.drafter else "ngram"):
+        raise UserError("a log replay runs NGram, or your --drafter (user_provided): --method is for an acceptance "
+                        "figure")
     settings = settings_from_yaml(args.config) if args.config else NGramSettings()
     overrides = {k: getattr(args, k) for k in NGRAM_KEYS if getattr(args, k) is not None}
     from dataclasses import replace
@@ -543,23 +516,24 @@ def run(args: argparse.Namespace) -> int:
     settings = replace(settings, **overrides)
     if args.drafter and args.sweep:
         raise UserError("--sweep tries NGram settings; it cannot be combined with --drafter")
-    verify = verify_model(args)
-    # Refuse a batch size or draft length outside the measurement before the (slow) replay.
+    step_costs = _step_costs(args, "user_provided" if args.drafter else "ngram", replay=True)
+    # Refuse a batch size, draft length or missing draft cost before the (slow) replay.
     for k in (args.draft_lens if args.sweep else (settings.max_draft_len,)):
-        verify(k)
+        step_costs(k)
     tokenizer = load_tokenizer(args.tokenizer or default_tokenizer())
     requests = read_log(args.log, tokenizer)
     out = sys.stdout
     if args.sweep:
-        estimates = sweep(requests, settings, args.draft_lens, args.ngram_sizes, args.draft_cost, verify)
+        c, _, v, tax, counted = step_costs(args.draft_lens[0])
+        estimates = sweep(requests, settings, args.draft_lens, args.ngram_sizes, c, lambda k: step_costs(k)[2], tax)
         top = best(estimates)
         print(f"{len(requests)} requests from {args.log}; NGram is_keep_all={settings.is_keep_all}, "
               f"is_use_oldest={settings.is_use_oldest}, is_public_pool={settings.is_public_pool}", file=out)
-        varies = args.batch_size is not None
-        v = verify(args.draft_lens[0])
-        verification = (f"per row, column verify (at batch {args.batch_size}, k + 1 tokens checked)" if varies
-                        else _verification(v))
-        print(_costs_line(args.draft_cost, verification) + _measured_on(v), file=out)
+        varies = args.verify_cost is None and not args.no_verify_cost
+        if varies:
+            counted = tuple(f"verification per row, column verify (at batch {args.batch_size or 1}, k + 1 tokens "
+                            "checked)" if x.startswith("verification ") else x for x in counted)
+        print(_costs_lines(counted, v), file=out)
         print("k = max_draft_len, n = max_matching_ngram_size", file=out)
         print(sweep_report(estimates, show_verify=varies), file=out)
         lo, hi = top.speedup()
@@ -573,19 +547,40 @@ def run(args: argparse.Namespace) -> int:
         label = f"{args.drafter}, max_draft_len={settings.max_draft_len}"
     else:
         drafter, label = settings.drafter(), f"NGram {settings.label()}"
-    v = verify(settings.max_draft_len)
-    est = replay(requests, drafter, settings.max_draft_len, label, args.draft_cost, v.factor)
+    c, _, v, tax, counted = step_costs(settings.max_draft_len)
+    est = replay(requests, drafter, settings.max_draft_len, label, c, v.factor, tax)
     if args.json:
-        print(json.dumps({**as_json(est), "verify_cost_source": v.source,
+        print(json.dumps({**as_json(est), "verify_cost_source": v.source, "overlap_tax": list(tax),
+                          "counted": list(counted),
                           **({"verify_cost_measured_on": v.measured_on} if v.measured_on else {})}, indent=2), file=out)
     else:
         print(f"{len(requests)} requests from {args.log}; {label}", file=out)
-        print(_costs_line(args.draft_cost, _verification(v)) + _measured_on(v), file=out)
+        print(_costs_lines(counted, v), file=out)
         # The server's counters describe its own drafter: compare only when replaying NGram.
         print(report(est, per_request=not args.summary, compare=not args.drafter), file=out)
     if args.plot:
         plot(args.plot, est=est)
     return 0
+
+
+def _fractions(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        values = ()
+    if not values or any(not 0.0 <= v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers between 0 and 1, got {text!r}")
+    return values
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return value
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -601,7 +596,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "draft's (--draft-cost per draft token) plus the verification's (--verify-cost, or "
                     "looked up for --batch-size in a stored measurement).",
     )
-    p.add_argument("log", type=Path, metavar="LOG", help="JSONL file, one logged request per line")
+    p.add_argument("log", type=Path, metavar="LOG", nargs="?",
+                   help="JSONL file, one logged request per line (or give an acceptance figure instead)")
     p.add_argument("--tokenizer", metavar="DIR",
                    help="local Hugging Face tokenizer directory (default: the real model's, SmolLM2-135M-Instruct)")
     p.add_argument("--config", type=Path, metavar="YAML",
@@ -616,17 +612,32 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="default true: one pool for all requests, carried across the log in its order")
     p.add_argument("--drafter", metavar="FILE.py:CLASS",
                    help="replay this drafter class instead of NGram (prepare_draft_tokens or propose)")
-    p.add_argument("--draft-cost", type=_cost, default=0.0, metavar="C",
-                   help="cost of one draft token in target steps, for the speed-up (default 0, right for NGram)")
+    p.add_argument("--method", choices=[f.id for f in payoff.forms()], metavar="METHOD",
+                   help="with an acceptance figure: the method and form to price (%(choices)s; default ngram); a "
+                        "log replay is ngram, or user_provided with --drafter")
+    p.add_argument("--acceptance-length", type=_number, metavar="L",
+                   help="instead of a log: a measured mean acceptance length (tokens per target step)")
+    p.add_argument("--acceptance-rate", type=_number, metavar="R",
+                   help="instead of a log: a measured acceptance rate, accepted / drafted (TensorRT-LLM's acceptance_rate)")
+    p.add_argument("--per-position", type=_fractions, metavar="A1,A2,...",
+                   help="instead of a log: per-position acceptance, one figure per draft position")
+    p.add_argument("--draft-cost", type=_cost, metavar="C",
+                   help="cost of one draft token in target steps (default: the method's, methods.yaml: 0 for NGram, the "
+                        "stored draft-pass measurement for Draft/Target; other methods must give it)")
     p.add_argument("--verify-cost", type=_verify, metavar="V",
                    help="cost of the target pass that checks max_draft_len + 1 tokens, in plain one-token steps "
-                        "at your batch size (default 1: verification as cheap as a plain step)")
+                        "at your batch size (default: looked up at --batch-size)")
     p.add_argument("--batch-size", type=_positive, metavar="B",
-                   help="look the verification cost up at this batch size in the stored measurement "
-                        "(benchmarks/results/verify_cost.json: H200, random-weight Llama-3.1-8B-shaped target in "
-                        "plain PyTorch, not TensorRT-LLM), interpolating between measured batches and draft lengths")
+                   help="batch size (or concurrency) to price verification and the draft pass at, from the stored "
+                        "measurement (benchmarks/results/verify_cost.json: H200, random-weight Llama-3.1-8B-shaped "
+                        "target in plain PyTorch, not TensorRT-LLM), interpolated between measured ones (default 1)")
     p.add_argument("--verify-table", type=Path, metavar="JSON",
-                   help="with --batch-size: a run of benchmarks/verify_cost.py on your own GPU instead")
+                   help="a run of benchmarks/verify_cost.py on your own GPU instead of the stored one")
+    p.add_argument("--no-verify-cost", action="store_true",
+                   help="do not count verification: checking k + 1 tokens costs one plain step (the best case)")
+    p.add_argument("--no-overlap-cost", action="store_true",
+                   help="do not count the overlap scheduler, which NGram, Draft/Target, two-model EAGLE-3 and "
+                        "user-provided drafters run without (default: a 5-10%% tax per step, SGLang's figures)")
     p.add_argument("--sweep", action="store_true", help="try a grid of max_draft_len x max_matching_ngram_size")
     p.add_argument("--draft-lens", type=_int_list, default=DEFAULT_DRAFT_LENS, metavar="LIST",
                    help="--sweep values of max_draft_len (default 1,2,3,4,6,8)")

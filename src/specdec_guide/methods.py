@@ -31,6 +31,7 @@ class Method:
     needs: str | None
     teaches: str
     decoding_type_by_track: dict = field(default_factory=dict, hash=False, compare=False)
+    cost: dict | None = field(default=None, hash=False, compare=False)  # read by specdec_guide.payoff
 
     @property
     def speculative(self) -> bool:
@@ -54,6 +55,26 @@ def _need(entry: dict, key: str, kind: type, where: str):
     if value is not None and not isinstance(value, kind):
         raise UserError(f"{where}: '{key}' must be {kind.__name__}, not {value!r}")
     return value
+
+
+def _cost(cost, where: str) -> dict | None:
+    """The ``cost`` block (format: schemas/README.md and methods.yaml's header), checked."""
+    if cost is None:
+        return None
+    forms = cost.get("forms") if isinstance(cost, dict) else None
+    if not isinstance(forms, list) or not forms:
+        raise UserError(f"{where}: 'cost' needs a non-empty list 'forms'")
+    for f in forms:
+        if not (isinstance(f, dict) and isinstance(f.get("id"), str) and isinstance(f.get("label"), str)
+                and isinstance(f.get("overlap_scheduler"), bool)):
+            raise UserError(f"{where}: each of cost.forms needs id, label and overlap_scheduler (true or false)")
+    draft = cost.get("draft_cost")
+    if not (draft is None or draft == "draft_pass" or (isinstance(draft, (int, float)) and not isinstance(draft, bool)
+                                                       and draft >= 0)):
+        raise UserError(f"{where}: cost.draft_cost must be a number >= 0, draft_pass or null, not {draft!r}")
+    if not isinstance(cost.get("draft_cost_source"), str):
+        raise UserError(f"{where}: cost.draft_cost_source must say where the draft cost comes from")
+    return cost
 
 
 def load(path: Path | None = None) -> tuple[Method, ...]:
@@ -87,6 +108,7 @@ def _load(path_str: str, _stamp) -> tuple[Method, ...]:
             trtllm_model=bool(_need(entry, "trtllm_model", bool, where)), needs=needs,
             teaches=_need(entry, "teaches", str, where),
             decoding_type_by_track={str(k): str(v) for k, v in (entry.get("decoding_type_by_track") or {}).items()},
+            cost=_cost(entry.get("cost"), where),
         ))
     ids = [m.id for m in out]
     if len(set(ids)) != len(ids):

@@ -46,7 +46,8 @@ STEP_TIMEOUT_S = 900.0
 # trtllm-serve command or is executed by a test named in snippets/VERIFIED_BY.yaml); a page with
 # shell snippets must be in one.
 WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user_provided.md",
-                "speculative_decoding/estimate.md", "speculative_decoding/doctor.md")
+                "speculative_decoding/estimate.md", "speculative_decoding/doctor.md",
+                "speculative_decoding/calculator.md")
 NOT_WALKED = {
     "speculative_decoding/versions.md": "its commands are `trtllm-serve` on a GPU with TensorRT-LLM; "
     "`specdec-guide validate` checks their flags against the release's schema instead",

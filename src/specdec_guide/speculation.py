@@ -332,37 +332,6 @@ def generate(
     return Generation(out, stats, reason)
 
 
-def expected_tokens_per_step(acceptance_rate: float, draft_len: int) -> float:
-    """Expected tokens per target step, (1 - a^(k+1)) / (1 - a), for i.i.d. acceptance a.
-
-    Leviathan et al. 2023, eq. 1; equals k + 1 at a = 1.
-    """
-    a, k = acceptance_rate, draft_len
-    if a >= 1.0:
-        return float(k + 1)
-    return (1.0 - a ** (k + 1)) / (1.0 - a)
-
-
-def expected_speedup(acceptance_rate: float, draft_len: int, draft_cost: float, verify_cost: float = 1.0) -> float:
-    """Walltime improvement over plain decoding when one draft step costs ``draft_cost`` target steps.
-
-    Leviathan et al. 2023, theorem 3.8: E[tokens per step] / (k * c + 1). ``verify_cost``: what the
-    pass checking k + 1 tokens costs in plain steps, where it is not the theorem's 1 (``estimate``).
-    """
-    return expected_tokens_per_step(acceptance_rate, draft_len) / (draft_len * draft_cost + verify_cost)
-
-
-def per_token_acceptance_from_length(tokens_per_step: float, draft_len: int) -> float:
-    """The per-token acceptance ``a`` whose :func:`expected_tokens_per_step` is ``tokens_per_step``.
-
-    The inverse of eq. 1 (bisection; the formula grows with ``a``): turns a measured acceptance
-    length (AIPerf's, vLLM's ``mean_acceptance_length``, SGLang's ``avg_spec_accept_length``)
-    into the ``a`` that :func:`expected_speedup` takes.
-    """
-    if not 1.0 <= tokens_per_step <= draft_len + 1:
-        raise ValueError(f"tokens per step must be between 1 and draft_len + 1 = {draft_len + 1}, got {tokens_per_step}")
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if expected_tokens_per_step(mid, draft_len) < tokens_per_step else (lo, mid)
-    return (lo + hi) / 2
+# The cost model lives in payoff (torch-free, read by estimate and the site's calculator).
+from specdec_guide.payoff import (  # noqa: E402,F401
+    expected_speedup, expected_tokens_per_step, per_token_acceptance_from_length)

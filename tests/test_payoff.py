@@ -1,0 +1,129 @@
+"""The cost model behind `estimate` and the site's calculator (specdec_guide.payoff).
+
+Expected values are computed here from the stored measurement's raw milliseconds and from the
+figures the page states, never read back from payoff itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specdec_guide import cli, payoff
+from specdec_guide.diagnostics import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+VERIFY_JSON = ROOT / "benchmarks" / "results" / "verify_cost.json"
+OVERLAP_TAX = (0.05, 0.10)  # SGLang's 5-10 %, as schemas/overlap_cost.yaml sources it
+
+
+def _ms(kind: str, batch: int, q: int = 1) -> float:
+    return next(r["ms"] for r in json.loads(VERIFY_JSON.read_text())[kind] if (r["batch"], r["q"]) == (batch, q))
+
+
+@pytest.mark.parametrize("kind, value, k, expected", [
+    ("length", 2.5, 4, 2.5),
+    ("rate", 0.5, 4, 3.0),  # 1 + 0.5 * 4
+    ("rate", 0.0, 3, 1.0),
+    ("per_position", (1.0, 1.0, 1.0), 3, 4.0),
+    ("per_position", (0.5, 0.5), 2, 1.75),  # 1 + 0.5 + 0.25
+    ("per_position", (0.8, 0.0, 0.9), 3, 1.8),  # a rejected position ends the chain
+])
+def test_acceptance_figures_become_tokens_per_step(kind, value, k, expected):
+    assert payoff.acceptance_length(kind, value, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("kind, value, k, message", [
+    ("length", 0.9, 4, "between 1 and max_draft_len + 1 = 5"),
+    ("length", 5.5, 4, "between 1 and max_draft_len + 1 = 5"),
+    ("rate", 1.2, 4, "between 0 and 1"),
+    ("per_position", (0.5, 0.5), 3, "one figure per draft position: 3"),
+    ("per_position", (0.5, 1.5), 2, "between 0 and 1"),
+])
+def test_bad_acceptance_figures_are_refused(kind, value, k, message):
+    with pytest.raises(UserError, match=message.replace("+", r"\+")):
+        payoff.acceptance_length(kind, value, k)
+
+
+def test_predict_divides_tokens_by_the_step_cost_and_ranges_by_the_tax():
+    p = payoff.predict(3.0, 2, 0.1, payoff.VerifyCost(1.2, "given"), (0.05, 0.10))
+    assert p.readings == (pytest.approx(3.0 / 1.4),)
+    assert p.low == pytest.approx(3.0 / 1.4 / 1.10) and p.high == pytest.approx(3.0 / 1.4 / 1.05)
+    flat = payoff.predict(3.0, 2, 0.1, payoff.VerifyCost(1.2, "given"))
+    assert flat.low == flat.high == pytest.approx(3.0 / 1.4)
+
+
+def test_ngram_is_priced_at_the_batch_with_the_overlap_tax():
+    c, _, verify, tax, counted = payoff.costs("ngram", 4, 16)
+    assert c == 0.0
+    assert verify.factor == pytest.approx(_ms("target", 16, 5) / _ms("target", 16, 1))
+    assert tax == OVERLAP_TAX
+    assert any("overlap scheduler off for NGram" in line for line in counted)
+
+
+def test_one_model_forms_keep_the_overlap_scheduler_and_two_model_forms_pay():
+    assert payoff.costs("eagle3", 3, 1, draft_cost=0.05)[3] == (0.0, 0.0)
+    assert payoff.costs("eagle3_two_model", 3, 1, draft_cost=0.05)[3] == OVERLAP_TAX
+    assert payoff.costs("mtp", 3, 1, draft_cost=0.05)[3] == (0.0, 0.0)
+    assert payoff.costs("draft_target", 3, 1)[3] == OVERLAP_TAX
+    assert payoff.costs("ngram", 3, 1, count_overlap=False)[3] == (0.0, 0.0)
+
+
+def test_draft_target_takes_the_stored_draft_pass_and_interpolates_it():
+    assert payoff.costs("draft_target", 4, 4)[0] == pytest.approx(_ms("draft", 4) / _ms("target", 4))
+    at_8 = payoff.costs("draft_target", 4, 8)[0]
+    share4, share16 = _ms("draft", 4) / _ms("target", 4), _ms("draft", 16) / _ms("target", 16)
+    assert at_8 == pytest.approx(share4 + (share16 - share4) * (8 - 4) / (16 - 4))
+
+
+@pytest.mark.parametrize("form_id", ["eagle3", "eagle3_two_model", "mtp", "user_provided"])
+def test_a_method_without_a_draft_figure_asks_for_one(form_id):
+    with pytest.raises(UserError, match="--draft-cost"):
+        payoff.costs(form_id, 3, 1)
+
+
+def test_verification_can_be_left_out_or_given():
+    assert payoff.costs("ngram", 4, 64, count_verify=False)[2].factor == 1.0
+    assert payoff.costs("ngram", 4, 64, verify_cost=1.7)[2].factor == 1.7
+
+
+def test_the_cli_prices_an_acceptance_figure_as_predict_does(capsys):
+    assert cli.main(["estimate", "--acceptance-rate", "0.5", "--max-draft-len", "4", "--method",
+                     "eagle3_two_model", "--draft-cost", "0.05", "--batch-size", "16", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    v = _ms("target", 16, 5) / _ms("target", 16, 1)
+    reading = 3.0 / (4 * 0.05 + v)
+    assert got["acceptance_length"] == pytest.approx(3.0)
+    assert got["speedup_range"] == [pytest.approx(reading / 1.10), pytest.approx(reading / 1.05)]
+    assert cli.main(["estimate", "--acceptance-length", "3", "--max-draft-len", "4", "--method", "ngram"]) == 0
+    out = capsys.readouterr().out
+    assert "counted:" in out and "verification" in out and "overlap scheduler off for NGram" in out
+    v1 = _ms("target", 1, 5) / _ms("target", 1, 1)
+    assert f"predicted speed-up: {3 / v1 / 1.10:.2f}-{3 / v1 / 1.05:.2f}x" in out, out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--acceptance-length", "2"], "give --max-draft-len K"),
+    (["--acceptance-length", "2", "--max-draft-len", "3", "--method", "mtp"], "MTP: no measured figure"),
+    (["--acceptance-length", "2", "--acceptance-rate", "0.5", "--max-draft-len", "3"], "give one of"),
+    (["log.jsonl", "--acceptance-length", "2", "--max-draft-len", "3"], "an acceptance figure replaces the log"),
+    (["--per-position", "0.5,0.5", "--max-draft-len", "3"], "one figure per draft position: 3"),
+    (["--acceptance-length", "2", "--max-draft-len", "3", "--batch-size", "200"], "batch size 200 is outside"),
+    ([], "give a LOG to replay, or an acceptance figure"),
+])
+def test_bad_figure_inputs_are_one_line(capsys, args, message):
+    assert cli.main(["estimate", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_bad_cost_block_in_the_methods_registry_is_named(tmp_path):
+    from specdec_guide import methods
+
+    text = (ROOT / "src/specdec_guide/schemas/methods.yaml").read_text()
+    bad = tmp_path / "methods.yaml"
+    bad.write_text(text.replace("draft_cost: draft_pass", "draft_cost: -1"))
+    with pytest.raises(UserError, match="method draft_target: cost.draft_cost must be a number >= 0"):
+        methods.load(bad)
