@@ -206,8 +206,10 @@ def test_the_two_servers_run_in_two_containers_with_their_own_ports_and_gpus():
     for words in runs:
         assert image in words
         ports = [words[i + 1].split(":") for i, w in enumerate(words) if w == "-p"]
-        assert {c for _, c in ports} == inside, ports  # each launcher keeps its defaults inside
-        host_ports += [h for h, _ in ports]
+        # published on the host's loopback only: Triton has no authentication
+        assert all(len(p) == 3 and p[0] == "127.0.0.1" for p in ports), ports
+        assert {c for _, _, c in ports} == inside, ports  # each launcher keeps its defaults inside
+        host_ports += [h for _, h, _ in ports]
         gpus.append(words[words.index("--gpus") + 1])
     assert len(set(host_ports)) == len(host_ports) == 6, host_ports
     assert len(set(gpus)) == 2 and all(g.startswith('"device=') for g in gpus), gpus

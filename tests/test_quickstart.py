@@ -64,7 +64,8 @@ def test_docker_run_starts_the_tracks_image_with_gpus_ports_cache_and_token(trac
     assert words[words.index("--gpus") + 1] == "all"
     assert any(w.startswith("--shm-size=") for w in words)
     ports = {words[i + 1] for i, w in enumerate(words) if w == "-p"}
-    assert ports == {"8000:8000", "8001:8001", "8002:8002"}  # HTTP, gRPC, metrics: the launcher's defaults
+    # HTTP, gRPC, metrics: the launcher's defaults, on the host's loopback only (no authentication)
+    assert ports == {"127.0.0.1:8000:8000", "127.0.0.1:8001:8001", "127.0.0.1:8002:8002"}
     mounts = [words[i + 1] for i, w in enumerate(words) if w == "-v"]
     # The target side must be absolute: docker does not expand "~" (upstream's doc writes ~ there).
     assert any(m.split(":")[1] == "/root/.cache/huggingface" for m in mounts), mounts
@@ -165,7 +166,9 @@ def test_gpu_notebook_box_mounts_the_clone_installs_it_and_runs_a_notebook():
     assert "--nbmake" in run and (ROOT / run[-1]).is_file(), run
     lab = _words(GPU_NOTEBOOKS / "jupyter_lab.sh")
     port = next(w.split("=")[1] for w in lab if w.startswith("--port="))
-    assert f"{port}:{port}" in ports and "--ip=0.0.0.0" in lab
+    # Inside the container Jupyter listens on every interface so that Docker can forward to it; the host
+    # publishes it on its loopback only.
+    assert f"127.0.0.1:{port}:{port}" in ports and "--ip=0.0.0.0" in lab
     home = (ROOT / "docs/index.md").read_text()
     for name in ("container_run.sh", "container_setup.sh", "run_notebook.sh", "jupyter_lab.sh"):
         assert f'"snippets/gpu_notebooks/{name}"' in home, name
@@ -264,3 +267,25 @@ def test_the_quick_start_is_the_home_pages_first_link_and_first_in_the_nav():
     pages = [p for item in nav for p in (item.values() if isinstance(item, dict) else [item])]
     start = pages[1]  # after Home
     assert isinstance(start, list) and next(iter(start[0].values())) == "speculative_decoding/quickstart.md", start
+
+
+def _published_ports(path: Path) -> list[str]:
+    """Every port mapping (``-p``/``--publish`` with a value of digits, dots and colons) in a shell
+    snippet: ``mkdir -p DIR`` and the like are not port mappings."""
+    words = _words(path)
+    out = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-p", "--publish")]
+    out += [w.split("=", 1)[1] for w in words if w.startswith("--publish=")]
+    return [v for v in out if re.fullmatch(r"[\d.:]+", v)]
+
+
+def test_no_copied_docker_run_publishes_a_port_on_every_host_interface():
+    """Triton, trtllm-serve and JupyterLab have no authentication: a copied command publishes to the
+    host's loopback (127.0.0.1:HOST:CONTAINER), never HOST:CONTAINER (every interface)."""
+    shells = [p for p in (ROOT / "snippets").rglob("*.sh") if "docker run" in p.read_text()]
+    assert len(shells) >= 4 and sum(len(_published_ports(p)) for p in shells) >= 13, shells
+    problems = [f"{p.relative_to(ROOT)}: -p {v}" for p in shells for v in _published_ports(p)
+                if not v.startswith("127.0.0.1:")]
+    assert not problems, "\n".join(problems)
+    for page in list((ROOT / "docs").rglob("*.md")) + list((ROOT / "notebooks").glob("*.py")):
+        text = page.read_text()
+        assert not re.search(r"-p\s+\d+:\d+", text), f"{page}: a docker port published on every interface"
