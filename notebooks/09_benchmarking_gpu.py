@@ -7,6 +7,8 @@
 #       format_name: percent
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
+#   execution:
+#     timeout: 14400
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -20,101 +22,249 @@
 # %% [markdown]
 # # Benchmarking speculation on a GPU
 #
-# *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
-# (or `make test-gpu`, which runs every GPU notebook).
+# **This notebook has not been run on a GPU yet.** It carries no outputs, and this guide quotes
+# no figure from it. When you run it, it writes what it measured, and on what, into its work folder.
 #
-# The recipe of [Benchmarking speculation with AIPerf](08_benchmarking.ipynb), on the
-# hardware it is meant for: the Triton 25.12 TensorRT-LLM container (TensorRT-LLM 1.1.0), one
-# NVIDIA GPU, Llama-3.1-8B-Instruct with NGram. Every method reads **the same prompts**, and
-# every speculative run uses **the same speculative YAML**:
+# The sweep for every method the guide teaches, against a baseline without speculation, at
+# concurrency 1, 4, 16 and 64, on the Triton 25.12 TensorRT-LLM container (TensorRT-LLM 1.1.0):
 #
-# 1. AIPerf against the container's Triton `llmapi` model, baseline and NGram (two servers,
-#    one after the other);
-# 2. AIPerf against `trtllm-serve`, baseline and NGram (its OpenAI completions route);
-# 3. `trtllm-bench throughput`, baseline and NGram: the offline ceiling, no HTTP in the way.
+# 1. **`trtllm-bench throughput`**: the engine alone, no HTTP in the way;
+# 2. **Triton's `llmapi` model**, the one the container ships, driven by a short client written
+#    here (threads and `urllib` against `/v2/models/tensorrt_llm/generate`);
+# 3. **the LLM API in Python**, for the one method no YAML file can carry: a user-provided drafter
+#    (with its own baseline, and NGram beside it, the built-in drafter of the same kind).
 #
-# This guide quotes no GPU figure from this notebook (the banner above says whether it has
-# run). Run it inside the container (`make test-gpu` runs the GPU tier) from a checkout of
-# this guide; the model is gated on Hugging Face (`HF_TOKEN`).
+# | method | models (as in the method notebooks) | trtllm-bench | Triton `llmapi` | LLM API |
+# | --- | --- | --- | --- | --- |
+# | baseline | `meta-llama/Llama-3.1-8B-Instruct` | yes | yes | yes |
+# | NGram ([04](04_ngram.ipynb)) | the same target, the keys of 04's `ngram.yaml` | yes | yes | yes |
+# | Draft/Target ([05](05_draft_target.ipynb)) | draft `meta-llama/Llama-3.2-1B-Instruct` | yes | yes | no |
+# | EAGLE-3 ([06](06_eagle3.ipynb)) | head `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B`, one-model | yes | yes | no |
+# | user-provided ([the page](../user_provided.md)) | the prompt-lookup drafter of that page | **skipped** | **skipped** | yes |
+# | MTP ([07](07_mtp.ipynb)) and its own baseline | `deepseek-ai/DeepSeek-R1-0528`, TP 8, EP 8 | eight GPUs | eight GPUs | no |
+#
+# Why the skips (the cell "What runs where" prints them again when it runs):
+#
+# - **user-provided** in trtllm-bench and behind Triton: the drafter is a Python object
+#   (`UserProvidedDecodingConfig.drafter`), and both harnesses build their `LLM` from YAML
+#   (trtllm-bench from `--extra_llm_api_options`, the `llmapi` model from `model.yaml`), which
+#   cannot hold an object. So it is measured through the LLM API, at the same concurrencies.
+# - **MTP** needs a model that ships MTP modules: on 1.1.0 only DeepSeek V3/R1. DeepSeek-R1 has
+#   671 billion parameters, about 84 GB of FP8 weights per GPU over eight GPUs, more than an 80 GB
+#   card holds: the MTP rows run only on eight GPUs of 120 GB or more each (H200s), otherwise the
+#   cells say they were skipped and why. MTP is compared with DeepSeek-R1 without speculation, not
+#   with the 8B baseline.
+#
+# NGram runs here on the 8B target, not on TinyLlama as in 04 (the container's default model), so
+# that every single-GPU method shares one target and one baseline. EAGLE-3 runs in the one-model
+# form, 1.1.0's default and the form of 06's `eagle3.yaml` and of the guide's template.
+#
+# **It needs only the container.** No clone of this guide, nothing installed: the cells use the
+# container's Python (its `tensorrt_llm`, `transformers`, `huggingface_hub`, PyYAML and, for the
+# plot, matplotlib) and write every file they need. The only network use is the model downloads
+# from Hugging Face; the Llama models are gated, so set `HF_TOKEN`. To open it in JupyterLab inside
+# the container: [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# (the notebook itself needs none of the guide's package that box installs).
+#
+# **Read the speed-ups within a harness.** Every harness gets the same prompts, the same output
+# budget and the same speculative keys, but they count differently: trtllm-bench ignores the
+# end-of-sequence token (`--eos_id -1`), so every request yields the full budget, while Triton and
+# the LLM API stop at it or at the budget. Each speed-up is a method's output tokens/s over the
+# baseline's in the same harness, at the same concurrency, on the same model.
 
 # %%
 import json
 import os
 import subprocess
+import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
 
-GUIDE = Path(os.environ.get("GUIDE", Path.cwd().parent)).resolve()  # the guide's checkout
-MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "bench_gpu"
+WORK.mkdir(parents=True, exist_ok=True)
+os.chdir(WORK)  # every file the cells write (prompts, YAML, model repositories, reports, results) goes here
+
+TARGET = "meta-llama/Llama-3.1-8B-Instruct"
+DRAFT = "meta-llama/Llama-3.2-1B-Instruct"  # Draft/Target, as in 05
+HEAD = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"  # EAGLE-3, as in 06
+MTP_MODEL = "deepseek-ai/DeepSeek-R1-0528"  # MTP, as in 07
+SHORT = {TARGET: "Llama-3.1-8B-Instruct", MTP_MODEL: "DeepSeek-R1-0528"}
+
+CONCURRENCY = (1, 4, 16, 64)
 OUTPUT_TOKENS = 128
-CONCURRENCY = "1,4,16,64"  # a GPU batches in flight: sweep far enough to see the gain shrink
-WORK = Path("bench_gpu").resolve()
-WORK.mkdir(exist_ok=True)
+WARMUP = 2  # requests before each sweep, discarded (trtllm-bench: --warmup 2)
 
 
-def wait_ready(url: str, timeout: float = 1800) -> None:
-    """Poll until the server answers 200, or fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(5)
-    raise TimeoutError(f"{url} not ready after {timeout:g} s")
+def requests_for(c: int) -> int:
+    """Requests per level: four waves of the concurrency, and at least 16."""
+    return max(16, 4 * c)
 
+
+SWEEP = [(c, requests_for(c)) for c in CONCURRENCY]
+os.environ["SWEEP"] = " ".join(f"{c}:{n}" for c, n in SWEEP)  # the same levels for the shell cells
+ROWS: dict = {}  # (harness, model, method, concurrency) -> one measured row
+print("work folder:", WORK)
+print("levels (concurrency: requests):", os.environ["SWEEP"])
 
 # %% [markdown]
-# ## AIPerf in its own environment
+# ## The machine, recorded
 #
-# `make aiperf` makes `.venv-aiperf` in the guide's checkout: AIPerf 0.13.0 from the pinned set
-# `constraints-aiperf.txt`, plus this guide's package without dependencies, which carries the
-# endpoint plugin `triton_llmapi` (the llmapi model streams the text so far in each event; the
-# plugin turns it into deltas). It leaves the container's own Python untouched.
+# GPU names, driver and memory from `nvidia-smi`, the container's Triton version (its
+# `NVIDIA_TRITON_SERVER_VERSION` variable), `tensorrt_llm.__version__` (read in a child process, so
+# that this kernel loads TensorRT-LLM only for the LLM API section) and the date. They go into
+# `provenance.json`, `results.json` and the plot. The MTP guard is decided here.
 
-# %% language="bash"
-# make -C "$GUIDE" aiperf PYTHON=python3
-# "$GUIDE/.venv-aiperf/bin/aiperf" plugins endpoint triton_llmapi
+# %%
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits"],
+                     capture_output=True, text=True, check=True).stdout
+GPUS = [dict(zip(("name", "driver", "memory_mib"), (f.strip() for f in line.split(",")))) for line in smi.strip().splitlines()]
+trtllm_version = subprocess.run([sys.executable, "-c", "import tensorrt_llm; print(tensorrt_llm.__version__)"],
+                                capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+PROVENANCE = {
+    "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    "gpu": GPUS[0]["name"], "gpu_count": len(GPUS), "driver": GPUS[0]["driver"],
+    "gpu_memory_mib": [int(g["memory_mib"]) for g in GPUS],
+    "triton_server_version": os.environ.get("NVIDIA_TRITON_SERVER_VERSION", "not set"),
+    "tensorrt_llm": trtllm_version,
+    "models": {"target": TARGET, "draft": DRAFT, "eagle3_head": HEAD, "mtp": MTP_MODEL},
+    "output_tokens": OUTPUT_TOKENS, "levels": [{"concurrency": c, "requests": n} for c, n in SWEEP],
+}
+Path("provenance.json").write_text(json.dumps(PROVENANCE, indent=2) + "\n")
+print(json.dumps(PROVENANCE, indent=2))
+if trtllm_version != "1.1.0":
+    print(f"note: this notebook's keys are checked against TensorRT-LLM 1.1.0; this container has {trtllm_version}")
+
+# MTP on DeepSeek-R1-0528: eight GPUs, each holding about 84 GB of FP8 weights at TP 8 plus the KV cache.
+MTP_MIN_GB = 120
+gb = [int(g["memory_mib"]) * 2**20 / 1e9 for g in GPUS]
+if len(GPUS) < 8:
+    MTP_SKIP = f"this machine has {len(GPUS)} GPU(s); MTP on DeepSeek-R1-0528 needs eight (TP 8, EP 8)"
+elif min(gb[:8]) < MTP_MIN_GB:
+    MTP_SKIP = (f"the smallest of the first eight GPUs has {min(gb[:8]):.0f} GB; DeepSeek-R1-0528 puts about 84 GB "
+                f"of FP8 weights on each of eight GPUs, so this notebook asks for {MTP_MIN_GB} GB or more each")
+else:
+    MTP_SKIP = ""
+MTP_OK = not MTP_SKIP
+os.environ["MTP_OK"] = "1" if MTP_OK else "0"
+os.environ["MTP_SKIP"] = MTP_SKIP
 
 # %% [markdown]
-# ## One prompt set for every method
+# ## What runs where
 #
-# The guide's code-editing and chat prompts (`specdec_guide.bench.prompts`) with the target's
-# chat template applied, written twice: AIPerf's `single_turn` file and trtllm-bench's dataset
-# (`task_id`, `prompt`, `output_tokens` per line, the schema of the 1.1.0 benchmarking page).
-# To use SpecBench instead, fetch its `question.jsonl` (the file AIPerf's
-# `--public-dataset spec-bench` downloads: github.com/hemingkx/Spec-Bench, `data/spec_bench/`)
-# and pass the first turn of each row as the prompts here, so that trtllm-bench reads the same
-# ones. SPEED-Bench (AIPerf's `--custom-dataset-type speed-bench-<category>`) reads a local
-# JSONL of `question_id`, `category` and `messages`; its published rows are placeholders that
-# NVIDIA's specdec_bench tooling fills in, so build that file with it first.
+# Each skipped pair, with its reason. They are also stored in `results.json`.
+
+# %%
+NO_OBJECT_IN_YAML = ("UserProvidedDecodingConfig.drafter is a Python object (a Drafter instance), and {harness} "
+                     "builds its LLM from YAML ({where}), which cannot hold one; measured through the LLM API instead")
+SKIPPED = [
+    {"harness": "trtllm-bench", "method": "user_provided", "reason": NO_OBJECT_IN_YAML.format(
+        harness="trtllm-bench", where="--extra_llm_api_options")},
+    {"harness": "triton", "method": "user_provided", "reason": NO_OBJECT_IN_YAML.format(
+        harness="Triton's llmapi model", where="model.yaml: every key but triton_config goes to LLM(...)")},
+]
+if not MTP_OK:
+    SKIPPED += [{"harness": h, "method": m, "reason": MTP_SKIP}
+                for h in ("trtllm-bench", "triton") for m in ("mtp", "baseline (DeepSeek-R1-0528)")]
+for s in SKIPPED:
+    print(f"skipped: {s['method']} in {s['harness']}: {s['reason']}")
+
+# %% [markdown]
+# ## Drafts and heads, local
+#
+# TensorRT-LLM 1.1.0 downloads a hub id given as the target, but not as the draft model or the
+# EAGLE-3 head: `speculative_model_dir` must be a local directory there (hub download came with
+# TensorRT-LLM PR #10099, in 1.2). Both go to the paths 05 and 06 use, which the YAML below names.
+# The targets are downloaded by trtllm-bench and by the `LLM` itself on first use.
+
+# %%
+from huggingface_hub import snapshot_download
+
+DRAFT_DIR = snapshot_download(DRAFT, local_dir="/tmp/specdec-models/Llama-3.2-1B-Instruct")
+HEAD_DIR = snapshot_download(HEAD, local_dir="/tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B")
+print(DRAFT_DIR, HEAD_DIR, sep="\n")
+
+# %% [markdown]
+# ## One prompt set for every method and harness
+#
+# The code-editing and chat prompts of [the CPU benchmarking notebook](08_benchmarking.ipynb),
+# written out here: code shown with the start of its edited version (the continuation repeats the
+# prompt, where NGram and prompt lookup draft well) and open chat questions (little of the answer
+# is in the prompt). Chat prompts go through the model's chat template, because the `llmapi` model
+# and the LLM API pass the text to the model as it is. Where the template's text starts with the
+# beginning-of-sequence token, the cell removes it: every harness encodes the text with special
+# tokens and so adds one again (the LLM's `SamplingParams.add_special_tokens` is true by default;
+# trtllm-bench calls the tokenizer with its defaults, as read in its `data.py` on a main-branch
+# commit, not at the 1.1.0 tag).
+#
+# The same texts go to trtllm-bench as its dataset file (`task_id`, `prompt`, `output_tokens` per
+# line, the schema of the 1.1.0 benchmarking page), cycled to the largest request count, and to the
+# two clients in the same order. Output tokens of Triton's answers are counted with the same
+# tokenizer (`transformers`, in the container).
 
 # %%
 from transformers import AutoTokenizer
 
-from specdec_guide.bench import prompts, run_aiperf
+CODE_EDITING = [
+    "def average(values):\n    total = 0\n    for value in values:\n        total += value\n"
+    "    if not values:\n        return 0.0\n    return total / len(values)\n\n"
+    "# The same function with `total` renamed to `running_sum`:\ndef average(values):\n",
+    "class Counter:\n    def __init__(self):\n        self.count = 0\n\n    def increment(self, step=1):\n"
+    "        self.count += step\n        return self.count\n\n    def reset(self):\n        self.count = 0\n\n"
+    "# The same class with `count` renamed to `value`:\nclass Counter:\n",
+    "def read_names(path):\n    names = []\n    with open(path) as handle:\n        for line in handle:\n"
+    "            names.append(line.strip())\n    return names\n\n"
+    "# The same function, but it skips empty lines:\ndef read_names(path):\n",
+]
+CHAT = [
+    "What should I pack for a weekend hiking trip in the mountains?",
+    "Explain in simple words why the sky looks blue during the day.",
+    "How do I make a simple tomato soup at home?",
+]
 
-tokenizer = AutoTokenizer.from_pretrained(MODEL)
-texts = [t for group in prompts.rendered_sets(tokenizer).values() for t in group]
-aiperf_prompts = run_aiperf.write_prompts(WORK / "prompts.jsonl", texts, OUTPUT_TOKENS)
-bench_dataset = prompts.write_trtllm_bench_dataset(WORK / "dataset.jsonl", texts, OUTPUT_TOKENS)
-tokenizer_dir = WORK / "tokenizer"
-tokenizer.save_pretrained(tokenizer_dir)  # AIPerf needs a local tokenizer directory
-print(len(texts), "prompts")
+
+def rendered(tokenizer) -> list[str]:
+    """Code-editing prompts as plain text, chat prompts through the chat template, without a leading BOS."""
+    out = list(CODE_EDITING)
+    for question in CHAT:
+        text = tokenizer.apply_chat_template([{"role": "user", "content": question}], tokenize=False,
+                                             add_generation_prompt=True)
+        if tokenizer.bos_token and text.startswith(tokenizer.bos_token):
+            text = text[len(tokenizer.bos_token):]
+        out.append(text)
+    return out
+
+
+TOKENIZERS = {TARGET: AutoTokenizer.from_pretrained(TARGET)}
+if MTP_OK:
+    TOKENIZERS[MTP_MODEL] = AutoTokenizer.from_pretrained(MTP_MODEL, trust_remote_code=True)
+PROMPTS = {model: rendered(tok) for model, tok in TOKENIZERS.items()}
+most = max(n for _, n in SWEEP)
+for model, texts in PROMPTS.items():
+    name = "llama" if model == TARGET else "deepseek"
+    Path(f"prompts_{name}.json").write_text(json.dumps(texts, indent=2) + "\n")
+    Path(f"dataset_{name}.jsonl").write_text("".join(
+        json.dumps({"task_id": i, "prompt": texts[i % len(texts)], "output_tokens": OUTPUT_TOKENS}) + "\n"
+        for i in range(most)))
+    print(f"{SHORT[model]}: {len(texts)} prompts, dataset_{name}.jsonl with {most} lines")
 
 # %% [markdown]
-# ## The speculative settings, one file
+# ## The speculative settings
 #
-# The same keys serve `trtllm-serve --extra_llm_api_options`, `trtllm-bench
-# --extra_llm_api_options` and, inside `model.yaml`, Triton's llmapi model.
+# One file per method, with the keys of the method notebooks on 1.1.0: trtllm-bench reads them
+# with `--extra_llm_api_options`, and the `model.yaml` of each Triton repository below holds the
+# same keys (a cell checks that it does). NGram: 04's keys (`max_matching_ngram_size` has no usable
+# default on 1.1.0: set it). Draft/Target: the YAML value `DraftTarget` and the local draft.
+# EAGLE-3: `decoding_type: Eagle` (1.1.0 has no `Eagle3` key), one-model, the local head. The
+# two-model methods turn the overlap scheduler off, as upstream's examples do.
 
 # %%
-# %%writefile bench_gpu/ngram.yaml
+# %%writefile ngram.yaml
 # specdec-guide: trtllm=1.1.0
 # specdec-guide: llm-api-yaml
+# NGram, the keys of notebook 04 (TensorRT-LLM 1.1.0).
 disable_overlap_scheduler: true
 speculative_config:
   decoding_type: NGram
@@ -124,137 +274,544 @@ speculative_config:
   is_use_oldest: true
   is_public_pool: true
 
+# %%
+# %%writefile draft_target.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# Draft/Target, the keys of notebook 05: the draft is a local directory on 1.1.0.
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: DraftTarget
+  max_draft_len: 4
+  speculative_model_dir: /tmp/specdec-models/Llama-3.2-1B-Instruct
+
+# %%
+# %%writefile eagle3.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# EAGLE-3 one-model, the keys of notebook 06: the head is a local directory on 1.1.0.
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: true
+
 # %% [markdown]
-# ## 1. Triton's llmapi model: baseline, then NGram
+# DeepSeek-R1 without and with MTP: 07's speculative keys (one MTP module drafts one token), and
+# `trust_remote_code`, which 07 gives `LLM(...)` and `trtllm-serve` and trtllm-bench takes from the
+# file. They are written on any machine and used only where MTP runs.
+
+# %%
+# %%writefile deepseek_r1.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# DeepSeek-R1-0528 without speculation: the MTP rows' baseline.
+trust_remote_code: true
+
+# %%
+# %%writefile mtp_deepseek_r1.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# MTP on DeepSeek-R1-0528, the keys of notebook 07; eight GPUs (--tp 8 --ep 8).
+trust_remote_code: true
+speculative_config:
+  decoding_type: MTP
+  num_nextn_predict_layers: 1
+
+# %% [markdown]
+# ## 1. `trtllm-bench throughput`
 #
-# Two model repositories rendered from the guide's templates with the container's own
-# `model.py` (`--engine trtllm`). The baseline is the same server **restarted without
-# `speculative_config`**; each server stops before the next one starts. AIPerf streams
-# (the plugin sends `"streaming": true`), which needs a decoupled model: the container's
-# launcher starts `tritonserver` with `--disable-auto-complete-config`, so `model.yaml`'s
-# `triton_config.decoupled` never reaches Triton, and the policy must be in `config.pbtxt`
-# (added below where the render did not write it). Whether the stream then carries one event
-# per step depends on the container's `model.py`: before TensorRT-LLM PR #14079 (merged on
-# main in 2026-05, after 1.2.1) the llmapi model passed `streaming` as the third positional
-# argument of `generate_async`, which in 1.1.0's `llm.py` is `lora_request` (read at a
-# 1.2.0rc2-era commit of `model.py`, not at the release/1.1 file), so expect a "stream" of one
-# event with the whole answer; then AIPerf's TTFT equals the request latency and ITL says
-# nothing. `triton_run` prints the event count of one streamed request so that you can tell.
+# One run per method and level; each run loads the model again. The flags are those of the 1.1.0
+# `trtllm-bench` page: `--model` before the subcommand, then `--backend`, `--dataset`,
+# `--num_requests` (the first N lines of the dataset), `--concurrency`, `--warmup`, `--eos_id -1`
+# (end-of-sequence off: each request yields its `output_tokens`), `--extra_llm_api_options`,
+# `--report_json`. A run's log goes to `bench/<llama or deepseek>_<method>_c<concurrency>.log`; a failing run stops
+# the cell with the log's last lines.
 
 # %% language="bash"
-# cd bench_gpu
-# for method in baseline ngram; do
-#   specdec-guide repo render --method "$method" --engine trtllm \
-#     --model meta-llama/Llama-3.1-8B-Instruct --out "repo_$method" --force
-#   pbtxt="repo_$method/tensorrt_llm/config.pbtxt"
-#   # Only where no line starts with it: a second model_transaction_policy block fails to parse.
+# set -euo pipefail
+# mkdir -p bench
+# rm -f bench/llama_*
+# for method in baseline ngram draft_target eagle3; do
+#   for level in $SWEEP; do
+#     c=${level%:*}
+#     n=${level#*:}
+#     out="bench/llama_${method}_c$c"
+#     if [ "$method" = baseline ]; then
+#       trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
+#         --dataset dataset_llama.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
+#         --report_json "$out.json" > "$out.log" 2>&1 || { tail -n 40 "$out.log"; exit 1; }
+#     else
+#       trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
+#         --dataset dataset_llama.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
+#         --extra_llm_api_options "$method.yaml" --report_json "$out.json" > "$out.log" 2>&1 \
+#         || { tail -n 40 "$out.log"; exit 1; }
+#     fi
+#     echo "trtllm-bench $method, concurrency $c, $n requests: $out.json"
+#   done
+# done
+
+# %% [markdown]
+# MTP and its baseline on DeepSeek-R1-0528, tensor and expert parallelism 8 (`--tp 8 --ep 8`),
+# only where the GPU check above allowed it.
+
+# %% language="bash"
+# set -euo pipefail
+# if [ "$MTP_OK" != 1 ]; then echo "skipped: MTP and its baseline in trtllm-bench: $MTP_SKIP"; exit 0; fi
+# mkdir -p bench
+# rm -f bench/deepseek_*
+# for method in baseline mtp; do
+#   options=deepseek_r1.yaml
+#   if [ "$method" = mtp ]; then options=mtp_deepseek_r1.yaml; fi
+#   for level in $SWEEP; do
+#     c=${level%:*}
+#     n=${level#*:}
+#     out="bench/deepseek_${method}_c$c"
+#     trtllm-bench --model deepseek-ai/DeepSeek-R1-0528 throughput --backend pytorch --tp 8 --ep 8 \
+#       --dataset dataset_deepseek.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
+#       --extra_llm_api_options "$options" --report_json "$out.json" > "$out.log" 2>&1 \
+#       || { tail -n 40 "$out.log"; exit 1; }
+#     echo "trtllm-bench $method (DeepSeek-R1-0528), concurrency $c, $n requests: $out.json"
+#   done
+# done
+
+# %% [markdown]
+# The reports, read into the table. The keys (`performance.system_output_throughput_tok_s`, the
+# output tokens of all requests over the run's wall time; `performance.output_throughput_per_user_tok_s`,
+# the average of each request's output tokens over its latency; `request_info.num_requests`) were
+# read in trtllm-bench's `reporting.py` at two main-branch commits (one of them 1.2.0rc3), not at
+# the 1.1.0 tag: if this container's report names them otherwise, the cell stops and lists what it has.
+
+
+# %%
+def row(harness: str, model: str, method: str, c: int, requests: int, tok_s: float, per_user: float) -> None:
+    ROWS[(harness, model, method, c)] = {
+        "harness": harness, "model": SHORT[model], "method": method, "concurrency": c, "requests": requests,
+        "output_tok_s": round(tok_s, 2), "tok_s_per_user": round(per_user, 2)}
+
+
+BENCH = [(TARGET, "llama", m) for m in ("baseline", "ngram", "draft_target", "eagle3")]
+if MTP_OK:
+    BENCH += [(MTP_MODEL, "deepseek", m) for m in ("baseline", "mtp")]
+for model, prefix, method in BENCH:
+    for c, n in SWEEP:
+        path = Path(f"bench/{prefix}_{method}_c{c}.json")
+        report = json.loads(path.read_text())
+        perf = report.get("performance") or {}
+        if "system_output_throughput_tok_s" not in perf or "output_throughput_per_user_tok_s" not in perf:
+            raise KeyError(f"{path}: no performance.system_output_throughput_tok_s / output_throughput_per_user_tok_s; "
+                           f"this trtllm-bench reports {sorted(perf)}")
+        done = (report.get("request_info") or {}).get("num_requests", n)
+        row("trtllm-bench", model, method, c, done, perf["system_output_throughput_tok_s"],
+            perf["output_throughput_per_user_tok_s"])
+        print(f"trtllm-bench {SHORT[model]} {method:13} c={c:<3} {done:4} requests  "
+              f"{perf['system_output_throughput_tok_s']:9.1f} tok/s  {perf['output_throughput_per_user_tok_s']:8.1f} tok/s/user")
+
+# %% [markdown]
+# ## 2. Triton's `llmapi` model
+#
+# One model repository per method, copied from the container's `/app/all_models/llmapi/`. The
+# container's launcher (`/app/scripts/launch_triton_server.py`) starts `tritonserver` with
+# `--disable-auto-complete-config`, so Triton reads only `config.pbtxt`, never `model.yaml`'s
+# `triton_config`: the cell writes `max_batch_size: 0` and the decoupled policy into `config.pbtxt`
+# where no line starts with them (a second one fails to parse), the same values `model.yaml` gives.
+# The client further down does not stream (the paragraph before it says why), so the policy only
+# keeps the two files in agreement.
+
+# %% language="bash"
+# set -euo pipefail
+# for name in baseline ngram draft_target eagle3 deepseek_baseline mtp; do
+#   repo="repo_$name"
+#   rm -rf "$repo"
+#   cp -r /app/all_models/llmapi "$repo"
+#   pbtxt="$repo/tensorrt_llm/config.pbtxt"
+#   grep -q '^max_batch_size' "$pbtxt" || printf '\nmax_batch_size: 0\n' >> "$pbtxt"
 #   grep -q '^model_transaction_policy' "$pbtxt" || \
 #     printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> "$pbtxt"
-#   grep -A2 '^model_transaction_policy' "$pbtxt"
 # done
+# find repo_baseline -type f | sort
+# grep -A2 -E '^(max_batch_size|model_transaction_policy)' repo_baseline/tensorrt_llm/config.pbtxt
+
+# %% [markdown]
+# Each `model.yaml`: every key except `triton_config` goes to `LLM(...)`, so it holds the target
+# and the same keys as the method's file above; `triton_config` matches `config.pbtxt`.
 
 # %%
-def stream_events(prompt: str) -> int:
-    """How many server-sent events one streamed request gets (1 means the model did not stream per step)."""
-    body = json.dumps({"text_input": prompt, "streaming": True, "sampling_param_max_tokens": 32,
+# %%writefile repo_baseline/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+# The target alone: no speculative_config.
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+# %%writefile repo_ngram/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: NGram
+  max_draft_len: 4
+  max_matching_ngram_size: 2
+  is_keep_all: true
+  is_use_oldest: true
+  is_public_pool: true
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+# %%writefile repo_draft_target/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+disable_overlap_scheduler: true
+speculative_config:
+  decoding_type: DraftTarget
+  max_draft_len: 4
+  speculative_model_dir: /tmp/specdec-models/Llama-3.2-1B-Instruct
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+# %%writefile repo_eagle3/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: true
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+# %%writefile repo_deepseek_baseline/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+# DeepSeek-R1-0528 on eight GPUs (launcher --world_size 8), as in notebook 07, without speculation.
+model: deepseek-ai/DeepSeek-R1-0528
+backend: pytorch
+tensor_parallel_size: 8
+moe_expert_parallel_size: 8
+trust_remote_code: true
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+# %%writefile repo_mtp/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+# MTP on DeepSeek-R1-0528 on eight GPUs (launcher --world_size 8), as in notebook 07.
+model: deepseek-ai/DeepSeek-R1-0528
+backend: pytorch
+tensor_parallel_size: 8
+moe_expert_parallel_size: 8
+trust_remote_code: true
+speculative_config:
+  decoding_type: MTP
+  num_nextn_predict_layers: 1
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
+import yaml
+
+for name, options in (("ngram", "ngram.yaml"), ("draft_target", "draft_target.yaml"), ("eagle3", "eagle3.yaml"),
+                      ("deepseek_baseline", "deepseek_r1.yaml"), ("mtp", "mtp_deepseek_r1.yaml")):
+    served = yaml.safe_load(Path(f"repo_{name}/tensorrt_llm/1/model.yaml").read_text())
+    for key, value in yaml.safe_load(Path(options).read_text()).items():
+        assert served.get(key) == value, f"repo_{name}/tensorrt_llm/1/model.yaml: {key} is not what {options} says"
+    print(f"repo_{name}: the keys of {options}, plus the target and triton_config")
+
+# %% [markdown]
+# The client. On 1.1.0 the `llmapi` model does not stream one event per step (it passes
+# `streaming` to `generate_async` in the slot of another argument; read at a 1.2.0rc2-era commit
+# of `model.py`, fixed by TensorRT-LLM PR #14079 after 1.2.1), so the client asks
+# `/v2/models/tensorrt_llm/generate` for whole answers and measures throughput, not time to first
+# token. Per request: `text_input`, `sampling_param_max_tokens` and
+# `sampling_param_exclude_input_from_output` (inputs of the model's `config.pbtxt`; the endpoint
+# drops any other key). Greedy decoding: no temperature, top-k or top-p is sent. The per-request
+# draft counters read zero on 1.1.0 ([why](../triton_cpu.md#4-requests)), so none is asked for.
+#
+# N requests at concurrency c are N calls shared by c threads; the wall time runs from the first
+# call to the last answer. Output tokens/s is all answers' tokens over that time; tokens/s/user is
+# the mean of each answer's tokens over its own latency. The launcher starts `tritonserver` in the
+# background and returns; readiness is polled with a deadline (and fails early, with the log's
+# tail, if the server exits), and the server is stopped in a `finally` whatever happens. It is
+# stopped by name: `start_triton` refuses to start while another `tritonserver` runs, so the one
+# stopped is the one it started.
+
+# %%
+TRITON = "http://127.0.0.1:8000"
+REQUEST_TIMEOUT_S = 900
+
+
+def tritonserver_running() -> bool:
+    return subprocess.run(["pgrep", "-x", "tritonserver"], capture_output=True).returncode == 0
+
+
+def start_triton(name: str, world_size: int) -> None:
+    if tritonserver_running():
+        raise RuntimeError("a tritonserver already runs in this container; stop it before this cell")
+    with open(f"triton_{name}.log", "w") as log:  # the server, started in the background, writes here
+        subprocess.run([sys.executable, "/app/scripts/launch_triton_server.py", "--model_repo", str(WORK / f"repo_{name}"),
+                        "--world_size", str(world_size)], stdout=log, stderr=subprocess.STDOUT, check=True)
+
+
+def wait_ready(name: str, timeout_s: float) -> None:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        try:
+            with urllib.request.urlopen(f"{TRITON}/v2/models/tensorrt_llm/ready", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() - started > 60 and not tritonserver_running():
+            tail = Path(f"triton_{name}.log").read_text(errors="replace").splitlines()[-40:]
+            raise RuntimeError(f"tritonserver ({name}) exited before it was ready:\n" + "\n".join(tail))
+        time.sleep(5)
+    raise TimeoutError(f"tritonserver ({name}) not ready after {timeout_s:.0f} s; see triton_{name}.log")
+
+
+def stop_triton(timeout_s: float = 300) -> None:
+    subprocess.run(["pkill", "-x", "tritonserver"], check=False)
+    started = time.monotonic()
+    while tritonserver_running():
+        if time.monotonic() - started > timeout_s:
+            subprocess.run(["pkill", "-KILL", "-x", "tritonserver"], check=False)
+        time.sleep(1)
+
+
+def generate(prompt: str) -> tuple[str, float]:
+    body = json.dumps({"text_input": prompt, "sampling_param_max_tokens": OUTPUT_TOKENS,
                        "sampling_param_exclude_input_from_output": True}).encode()
-    req = urllib.request.Request("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate_stream", data=body,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return sum(1 for line in r.read().decode().splitlines() if line.startswith("data: "))
+    request = urllib.request.Request(f"{TRITON}/v2/models/tensorrt_llm/generate", data=body,
+                                     headers={"Content-Type": "application/json"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as r:
+        text = json.loads(r.read())["text_output"]
+    return text, time.perf_counter() - started
 
 
-def triton_run(method: str) -> None:
-    subprocess.run(["python3", "/app/scripts/launch_triton_server.py", "--model_repo",
-                    str(WORK / f"repo_{method}"), "--world_size", "1"], check=True)
+def sweep_triton(model: str, method: str) -> None:
+    prompts, tokenizer = PROMPTS[model], TOKENIZERS[model]
+    for i in range(WARMUP):
+        generate(prompts[i % len(prompts)])
+    for c, n in SWEEP:
+        batch = [prompts[i % len(prompts)] for i in range(n)]
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=c) as pool:
+            answers = list(pool.map(generate, batch))
+        wall = time.perf_counter() - started
+        tokens = [len(tokenizer.encode(text, add_special_tokens=False)) for text, _ in answers]
+        per_user = sum(t / latency for t, (_, latency) in zip(tokens, answers)) / n
+        row("triton", model, method, c, n, sum(tokens) / wall, per_user)
+        print(f"triton {SHORT[model]} {method:13} c={c:<3} {n:4} requests  {sum(tokens):6} tokens in {wall:7.1f} s")
+
+
+TRITON_RUNS = [("baseline", TARGET, "baseline", 1, 3600), ("ngram", TARGET, "ngram", 1, 3600),
+               ("draft_target", TARGET, "draft_target", 1, 3600), ("eagle3", TARGET, "eagle3", 1, 3600)]
+if MTP_OK:  # 07 waits up to 5400 s for a DeepSeek-R1 server (a first download included)
+    TRITON_RUNS += [("deepseek_baseline", MTP_MODEL, "baseline", 8, 5400), ("mtp", MTP_MODEL, "mtp", 8, 5400)]
+else:
+    print(f"skipped: MTP and its baseline behind Triton: {MTP_SKIP}")
+for name, model, method, world_size, ready_s in TRITON_RUNS:
+    start_triton(name, world_size)
     try:
-        wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
-        events = stream_events(texts[0])
-        print(f"{method}: one streamed request of 32 tokens came back in {events} event(s)"
-              + ("; this model.py does not stream per step, so TTFT and ITL below are not per token" if events <= 1 else ""))
-        run_aiperf.profile(triton_http="127.0.0.1:8000", model="tensorrt_llm", tokenizer=tokenizer_dir,
-                           prompts=aiperf_prompts, out=WORK / f"aiperf_triton_{method}",
-                           concurrency=tuple(int(c) for c in CONCURRENCY.split(",")), requests=64,
-                           timeout=3600, root=GUIDE)
+        wait_ready(name, ready_s)
+        sweep_triton(model, method)
     finally:
-        # The launcher started tritonserver in the background; this container runs no other one.
-        subprocess.run(["pkill", "-x", "tritonserver"], check=False)
-        while subprocess.run(["pgrep", "-x", "tritonserver"], capture_output=True).returncode == 0:
-            time.sleep(1)
-
-
-for method in ("baseline", "ngram"):
-    triton_run(method)
+        stop_triton()
 
 # %% [markdown]
-# ## 2. trtllm-serve: baseline, then NGram
+# ## 3. The LLM API: a user-provided drafter
 #
-# AIPerf's built-in `completions` endpoint speaks trtllm-serve's OpenAI route. The same prompt
-# file and sweep; the baseline server is started without the YAML.
-
-# %% language="bash"
-# cd bench_gpu
-# for method in baseline ngram; do
-#   extra=""; [ "$method" = ngram ] && extra="--extra_llm_api_options ngram.yaml"
-#   nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
-#     --host 127.0.0.1 --port 8000 $extra > "serve_$method.log" 2>&1 &
-#   pid=$!
-#   trap 'kill "$pid" 2> /dev/null' EXIT  # the server goes down with the cell, whatever fails
-#   # Ready within 30 minutes (a first download included), or stop with the log's tail.
-#   for _ in $(seq 360); do curl -sf http://127.0.0.1:8000/v1/models > /dev/null && break
-#     kill -0 "$pid" 2> /dev/null || break; sleep 5; done
-#   curl -sf http://127.0.0.1:8000/v1/models > /dev/null || { tail -20 "serve_$method.log"; exit 1; }
-#   "$GUIDE/.venv-aiperf/bin/aiperf" profile --model meta-llama/Llama-3.1-8B-Instruct \
-#     --url http://127.0.0.1:8000 --endpoint-type completions --streaming \
-#     --input-file prompts.jsonl --custom-dataset-type single_turn --tokenizer tokenizer \
-#     --concurrency 1,4,16,64 --request-count 64 --artifact-dir "aiperf_serve_$method" \
-#     --no-server-metrics --ui-type none
-#   kill "$pid"; wait "$pid" || true
-# done
-
-# %% [markdown]
-# ## 3. trtllm-bench: the offline ceiling
+# The drafter of [User-provided drafters](../user_provided.md), written out here: it proposes what
+# followed the latest earlier occurrence of the sequence's last tokens. It subclasses 1.1.0's
+# `Drafter` (`prepare_draft_tokens(scheduled_requests, resource_manager=None)`; the base
+# constructor takes only `max_concurrency`; `max_draft_tokens` is read by the base class's CUDA-graph
+# padding), an interface the guide's snapshot read at 1.1.0rc6, not at the release tag. The
+# baseline and NGram run in the same harness, with the same prompts and levels, so that the
+# drafter's speed-up has a baseline and a built-in drafter of the same kind beside it.
 #
-# No HTTP, no tokenization in a client: what the engine itself does with the same prompts and
-# the same YAML. Flags as on the 1.1.0 `trtllm-bench` page (`--model` before the subcommand;
-# `throughput` takes `--backend`, `--dataset`, `--extra_llm_api_options`, `--concurrency`,
-# `--streaming`, `--num_requests`, `--warmup`, `--report_json`).
-
-# %% language="bash"
-# cd bench_gpu
-# trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
-#   --dataset dataset.jsonl --concurrency 1 --streaming --warmup 2 --report_json bench_baseline.json
-# trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
-#   --dataset dataset.jsonl --concurrency 1 --streaming --warmup 2 \
-#   --extra_llm_api_options ngram.yaml --report_json bench_ngram.json
-
-# %% [markdown]
-# ## Reading the results
-#
-# The same readers as on CPU: `results.summary` per concurrency level, and the acceptance
-# counters of the Triton runs (`sampling_param_return_perf_metrics`) per prompt set. On 1.1.0
-# those per-request counters read zero even when drafting ran
-# ([why](../triton_cpu.md#4-requests)): then the cell says so instead of printing an acceptance rate of 0, and the
-# comparison that counts is NGram's tokens/s against the baseline's (the NGram notebook
-# measures acceptance as tokens per target iteration). Where NGram's total tokens/s falls to
-# the baseline's as concurrency grows is the point where speculation stops paying on this GPU.
+# The requests go through `generate_async`, awaited as in the 1.1.0 example "Generate text
+# asynchronously", at most c at a time. The kernel already runs an event loop, so the sweep runs
+# its own in a worker thread. Output tokens are the token ids each request returned.
 
 # %%
-from specdec_guide.bench import results
+import asyncio
 
-sets = prompts.rendered_sets(tokenizer)
-for kind in ("triton", "serve"):
-    for method in ("baseline", "ngram"):
-        for run in results.run_dirs(WORK / f"aiperf_{kind}_{method}"):
-            s = results.summary(run)
-            print(f"{kind:6} {method:8} c={s.concurrency:<3} TTFT {s.ttft_ms:7.1f} ms  ITL {s.itl_ms:6.2f} ms  "
-                  f"{s.output_tokens_per_s:8.1f} tok/s  {s.tokens_per_s_per_user:7.1f} tok/s/user")
-for name, a in results.acceptance(results.run_dirs(WORK / "aiperf_triton_ngram")[0], sets).items():
-    if a.drafted == 0:
-        print(f"NGram on {name}: the per-request draft counters read zero (not filled by this release, "
-              "TensorRT-LLM PR #17082); compare tokens/s above instead")
-    else:
-        print(f"NGram on {name}: acceptance rate {a.acceptance_rate:.2f}, acceptance length {a.acceptance_length:.2f}")
-for method in ("baseline", "ngram"):
-    report = json.loads((WORK / f"bench_{method}.json").read_text())
-    print(f"trtllm-bench {method}: {json.dumps(report)[:400]}")
+from tensorrt_llm import LLM, SamplingParams
+from tensorrt_llm._torch.speculative.drafter import Drafter
+from tensorrt_llm.llmapi import NGramDecodingConfig, UserProvidedDecodingConfig
+
+
+class PromptLookupDrafter(Drafter):
+    """Propose the continuation of the latest earlier occurrence of the sequence's tail."""
+
+    def __init__(self, max_draft_len: int = 4, max_matching_ngram_size: int = 3):
+        super().__init__()  # 1.1.0's Drafter takes only max_concurrency (default None)
+        self.max_draft_len = max_draft_len
+        self.max_draft_tokens = max_draft_len  # read by the base class's CUDA-graph padding helper
+        self.max_matching_ngram_size = max_matching_ngram_size
+
+    def prepare_draft_tokens(self, scheduled_requests, resource_manager=None) -> None:
+        # Called once per iteration; context (prefill) requests get no draft.
+        for request in scheduled_requests.generation_requests:
+            request.py_draft_tokens = self.lookup(list(request.get_tokens(0)))
+
+    def lookup(self, tokens: list[int]) -> list[int]:
+        for size in range(min(self.max_matching_ngram_size, len(tokens) - 1), 0, -1):
+            tail = tokens[-size:]
+            for start in range(len(tokens) - size - 1, -1, -1):
+                if tokens[start:start + size] == tail:
+                    follow = tokens[start + size:start + size + self.max_draft_len]
+                    if follow:
+                        return follow
+        return []
+
+
+async def one_level(llm, batch: list[str], params, c: int):
+    gate = asyncio.Semaphore(c)
+
+    async def one(prompt: str) -> tuple[int, float]:
+        async with gate:
+            started = time.perf_counter()
+            output = await llm.generate_async(prompt, params)
+            return len(output.outputs[0].token_ids), time.perf_counter() - started
+
+    started = time.perf_counter()
+    done = await asyncio.gather(*(one(p) for p in batch))
+    return done, time.perf_counter() - started
+
+
+def in_worker_loop(coro):
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, coro).result()
+
+
+def sweep_llm_api(method: str, make_llm) -> None:
+    prompts = PROMPTS[TARGET]
+    params = SamplingParams(max_tokens=OUTPUT_TOKENS)  # greedy: no temperature, top-k or top-p
+    llm = make_llm()
+    try:
+        in_worker_loop(one_level(llm, prompts[:WARMUP], params, 1))
+        for c, n in SWEEP:
+            batch = [prompts[i % len(prompts)] for i in range(n)]
+            done, wall = in_worker_loop(one_level(llm, batch, params, c))
+            tokens = sum(t for t, _ in done)
+            row("llm-api", TARGET, method, c, n, tokens / wall, sum(t / latency for t, latency in done) / n)
+            print(f"llm-api {SHORT[TARGET]} {method:13} c={c:<3} {n:4} requests  {tokens:6} tokens in {wall:7.1f} s")
+    finally:
+        llm.shutdown()
+
+
+sweep_llm_api("baseline", lambda: LLM(model=TARGET))
+sweep_llm_api("ngram", lambda: LLM(
+    model=TARGET, disable_overlap_scheduler=True,
+    speculative_config=NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2, is_keep_all=True,
+                                           is_use_oldest=True, is_public_pool=True)))
+sweep_llm_api("user_provided", lambda: LLM(
+    model=TARGET, disable_overlap_scheduler=True,
+    speculative_config=UserProvidedDecodingConfig(drafter=PromptLookupDrafter(max_draft_len=4), max_draft_len=4)))
+
+# %% [markdown]
+# ## The results, stored
+#
+# `results.json` (the provenance, the skipped pairs with their reasons, and one row per run) and
+# `results.csv` (the rows): harness, model, method, concurrency, requests, output tokens/s,
+# tokens/s per user, and the speed-up over the baseline of the same harness and model at the same
+# concurrency (1.0 for the baseline itself).
+
+# %%
+import csv
+
+COLUMNS = ["harness", "model", "method", "concurrency", "requests", "output_tok_s", "tok_s_per_user", "speedup"]
+for (harness, model, method, c), r in ROWS.items():
+    base = ROWS.get((harness, model, "baseline", c))
+    r["speedup"] = round(r["output_tok_s"] / base["output_tok_s"], 3) if base and base["output_tok_s"] else None
+rows = sorted(ROWS.values(), key=lambda r: (r["harness"], r["model"], r["method"] != "baseline", r["method"],
+                                            r["concurrency"]))
+Path("results.json").write_text(json.dumps({"provenance": PROVENANCE, "skipped": SKIPPED, "rows": rows}, indent=2) + "\n")
+with open("results.csv", "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+print(f"{'harness':13} {'model':22} {'method':14} {'conc':>4} {'reqs':>5} {'tok/s':>9} {'tok/s/user':>10} {'speed-up':>8}")
+for r in rows:
+    speedup = f"{r['speedup']:8.2f}" if r["speedup"] is not None else f"{'-':>8}"
+    print(f"{r['harness']:13} {r['model']:22} {r['method']:14} {r['concurrency']:4} {r['requests']:5} "
+          f"{r['output_tok_s']:9.1f} {r['tok_s_per_user']:10.1f} {speedup}")
+for s in SKIPPED:
+    print(f"skipped: {s['method']} in {s['harness']}: {s['reason']}")
+print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
+
+# %% [markdown]
+# The plot: per harness, output tokens/s (top) and the speed-up over the baseline (bottom) against
+# concurrency, with the provenance underneath. matplotlib comes with TensorRT-LLM's requirements
+# (read on a main-branch commit, not at 1.1.0); if this container lacks it, the cell says so and
+# the table above stands alone.
+
+# %%
+try:
+    import matplotlib.pyplot as plt
+except ImportError as err:
+    print(f"no plot: matplotlib cannot be imported in this container ({err}); results.json and results.csv hold the numbers")
+else:
+    harnesses = [h for h in ("trtllm-bench", "triton", "llm-api") if any(r["harness"] == h for r in rows)]
+    fig, axes = plt.subplots(2, len(harnesses), figsize=(5.5 * len(harnesses), 8), squeeze=False)
+    for col, harness in enumerate(harnesses):
+        series = sorted({(r["model"], r["method"]) for r in rows if r["harness"] == harness})
+        for model, method in series:
+            points = [r for r in rows if (r["harness"], r["model"], r["method"]) == (harness, model, method)]
+            label = method if model == SHORT[TARGET] else f"{method} ({model})"
+            xs = [p["concurrency"] for p in points]
+            axes[0][col].plot(xs, [p["output_tok_s"] for p in points], marker="o", label=label)
+            if method != "baseline":  # the baseline is the grey line at 1.0
+                axes[1][col].plot(xs, [p["speedup"] for p in points], marker="o", label=label)
+        axes[0][col].set_title(harness)
+        axes[0][col].set_ylabel("output tokens/s")
+        axes[1][col].set_ylabel("speed-up over the baseline")
+        axes[1][col].axhline(1.0, color="grey", linewidth=0.8)
+        for ax in (axes[0][col], axes[1][col]):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(list(CONCURRENCY), [str(c) for c in CONCURRENCY])
+            ax.set_xlabel("concurrency")
+            ax.legend(fontsize=8)
+    fig.text(0.01, 0.005, f"{PROVENANCE['date']}  |  {PROVENANCE['gpu_count']} x {PROVENANCE['gpu']}, driver "
+             f"{PROVENANCE['driver']}  |  Triton {PROVENANCE['triton_server_version']}, TensorRT-LLM "
+             f"{PROVENANCE['tensorrt_llm']}  |  {OUTPUT_TOKENS} output tokens, greedy", fontsize=8)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig("speedup.png", dpi=120)
+    print("written:", WORK / "speedup.png")
+    plt.show()
+
+# %% [markdown]
+# ## Reading it
+#
+# - In each harness, follow a method's speed-up from concurrency 1 to 64. Speculation spends spare
+#   GPU compute on drafts; as the batch grows that spare compute shrinks, and the level where the
+#   speed-up reaches 1.0 is where speculation stops paying on this GPU for these prompts
+#   ([Choosing a method](../choosing_a_method.md) explains the cost of checking drafts as the batch
+#   grows).
+# - Compare methods within a harness, not harnesses with each other: trtllm-bench generates the
+#   whole output budget, the two clients stop at the end-of-sequence token, and only the Triton
+#   runs pay for HTTP and a Python model in front of the engine.
+# - The user-provided drafter and NGram propose the same kind of drafts (what followed an earlier
+#   occurrence of the last tokens); their two rows in the LLM API harness show what drafting in
+#   Python costs next to the built-in drafter.
+# - Acceptance is not in this table. [Reading the numbers](../reading_the_numbers.md) says what
+#   each acceptance figure means and which ones 1.1.0 leaves at zero; the method notebooks measure
+#   it as output tokens per target iteration.
