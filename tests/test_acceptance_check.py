@@ -1,0 +1,136 @@
+"""snippets/acceptance/check_acceptance.py, the reader's acceptance check, against real servers.
+
+- The CPU stand-in of the llmapi model as the pinned releases answer: counters unfilled and one
+  streamed event, so the script must say no measure is available (exit 3) and why.
+- The stand-in's later-release model (filled counters, one event per step): both measures apply and
+  must agree with each other, and the counters with what the server itself returns.
+- A stand-in of trtllm-serve built on the /metrics shape of TensorRT-LLM 1.1.0's trtllm-serve page
+  (a JSON list of iteration statistics, drained when read): the iteration measure's arithmetic.
+The script is standard library only: a reader copies it without this package.
+"""
+
+from __future__ import annotations
+
+import ast
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "snippets" / "acceptance" / "check_acceptance.py"
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_script_needs_nothing_but_the_standard_library():
+    tree = ast.parse(SCRIPT.read_text())
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert names <= set(sys.stdlib_module_names) | {"__future__"}, names
+
+
+def test_on_the_pinned_releases_behaviour_it_says_no_measure_is_available(stand_in_server):
+    done = _run("--triton", stand_in_server.http_url, "--model", "draft_target", "--max-draft-len", "4",
+                "--max-tokens", "8")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "counters: not available: drafted 0, accepted 0 on every request" in done.stdout
+    assert "steps: not available: one event for 8 tokens" in done.stdout
+    assert "no acceptance measure is available" in done.stdout
+
+
+def _generate(url: str, model: str, prompt: str, max_tokens: int) -> dict:
+    body = {"text_input": prompt, "sampling_param_max_tokens": max_tokens,
+            "sampling_param_exclude_input_from_output": True, "sampling_param_return_perf_metrics": True}
+    req = urllib.request.Request(f"{url}/v2/models/{model}/generate", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read())
+
+
+def test_on_a_later_release_the_counters_and_the_steps_agree(stand_in_server):
+    from stand_in import LATER_DRAFT_TARGET
+
+    url, prompt = stand_in_server.http_url, "a b c d e f g a b c d e f g a b c d"
+    done = _run("--triton", url, "--model", LATER_DRAFT_TARGET, "--max-draft-len", "4", "--max-tokens", "12",
+                "--prompt", prompt)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # The counters the server itself returns for the same request (Draft/Target: the prompt alone decides)
+    out = _generate(url, LATER_DRAFT_TARGET, prompt, 12)
+    drafted, accepted = int(float(out["total_draft_tokens"])), int(float(out["total_accepted_draft_tokens"]))
+    assert drafted > 0
+    assert f"measured by counters: {accepted} of {drafted} draft tokens accepted over 1 requests" in done.stdout
+    # The step measure, forced by a server whose counters it cannot use: the same model streamed per step.
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("check_acceptance", SCRIPT)
+    mod = module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    line = mod.triton_steps(url, LATER_DRAFT_TARGET, (prompt,), 12, 4)
+    length = float(line.split("acceptance length ")[1].split()[0])
+    # Counters: each generation step yields its accepted drafts plus one token: the same acceptance length.
+    steps_after_first = round((12 - 1 - accepted) / 1)  # tokens after the first, less the accepted ones
+    assert steps_after_first > 0
+    assert length == pytest.approx((12 - 1) / steps_after_first, abs=0.01), (line, accepted)
+
+
+class _FakeServe(http.server.BaseHTTPRequestHandler):
+    """trtllm-serve as its 1.1.0 page documents /metrics: iteration stats in a queue, removed once read."""
+
+    queue: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, body) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        out, _FakeServe.queue = list(_FakeServe.queue), []
+        self._send(out)
+
+    def do_POST(self):
+        json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        # 16 tokens: the context iteration (1 token), then 5 iterations of 3 tokens (2 drafts accepted of 4)
+        _FakeServe.queue = [{"iter": i, "numActiveRequests": 1, "inflightBatchingStats": {"numScheduledRequests": 1},
+                             **({"specDecodingStats": {"numDraftTokens": 4, "numAcceptedTokens": 2}} if i else {})}
+                            for i in range(6)] + [{"iter": 6, "numActiveRequests": 0,
+                                                   "inflightBatchingStats": {"numScheduledRequests": 0}}]
+        self._send({"choices": [{"text": "x"}], "usage": {"completion_tokens": 16}})
+
+
+@pytest.fixture
+def fake_serve():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeServe)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_trtllm_serve_iterations_give_tokens_per_step(fake_serve):
+    done = _run("--openai", fake_serve, "--model", "m", "--max-draft-len", "4", "--prompt", "p", timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # (16 - 1) / (6 - 1) = 3.00 tokens per step after the first; (3 - 1) / 4 = 0.5
+    assert "16 tokens in 6 iterations" in done.stdout and "acceptance length 3.00" in done.stdout, done.stdout
+    assert "acceptance rate 0.500" in done.stdout and "10 of 20 draft tokens accepted (0.500)" in done.stdout
+
+
+def test_an_unreachable_server_is_one_line_and_status_2():
+    done = _run("--triton", "http://127.0.0.1:9", "--max-draft-len", "4", timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
