@@ -22,13 +22,16 @@
 # # Migrate the engine workflow to the LLM API
 #
 # *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
-# (or `make test-gpu`, which runs every GPU notebook).
+# (or `make test-gpu`, which runs every GPU notebook). It needs only the container its header
+# names: no clone of this guide and nothing installed, since the cells write every helper and file
+# they use.
 #
 # The legacy notebook (02) built engines for Draft/Target and n-gram with the
 # Vicuna-7B / Vicuna-68M pair. This notebook does the same two methods with the LLM API of the same container
 # (TensorRT-LLM 1.1.0): no checkpoint conversion, no engine, no BLS. First in Python, then behind Triton's
-# `llmapi` model, whose `model.yaml` takes the same keys. The migration map page has every flag
-# and key; its data is printed by the first cell, from the file the tests check.
+# `llmapi` model, whose `model.yaml` takes the same keys. The [migration map](../migration.md) page
+# has every flag and key, each row checked by the guide's CPU tests against the snapshots of both
+# releases.
 #
 # Sources: the LLM API names come from the 1.1.0 snapshot in `src/specdec_guide/schemas/1.1.0/` (each entry
 # names where it was read); the `llmapi` repository, its launch command and its request inputs from
@@ -36,17 +39,8 @@
 # Draft/Target follows upstream's examples for these methods (research notes; the GPU run confirms it runs).
 
 # %%
-import pathlib
-
-from specdec_guide import migration
-
-ROOT = pathlib.Path.cwd().parent if pathlib.Path.cwd().name == "notebooks" else pathlib.Path.cwd()
-rows, problems = migration.check(ROOT)
-print(f"{len(rows)} rows; {len(problems)} not confirmed by the snapshots")
-print(migration.markdown_table(ROOT))
-
-# %%
 import os
+import pathlib
 
 from huggingface_hub import snapshot_download
 
@@ -55,6 +49,50 @@ TARGET = snapshot_download("lmsys/vicuna-7b-v1.3", local_dir=str(WORK / "hf" / "
 DRAFT = snapshot_download("double7/vicuna-68m", local_dir=str(WORK / "hf" / "draft"))
 PROMPTS = ["Write the numbers from 1 to 30, comma separated:",
            "Repeat this list twice: alpha, beta, gamma, delta, epsilon."]
+
+# %% [markdown]
+# Two checks used below, written out here so that the notebook needs only the container.
+# `report_greedy` prints where an output first parts from the baseline's (token ids, or texts with
+# `unit="character"`); with `exact_prefix` it would fail inside the first tokens, which no cell here
+# asks for. `per_request_counters` prints the per-request draft counters as they came back: 1.1.0 and
+# 1.2.1 leave them at zero with TorchSampler (TensorRT-LLM PR #17082). They are the checks of
+# notebooks 04 to 07; the CPU tests run these cells against the guide's own copy of them.
+
+# %%
+def first_divergence(reference, other):
+    """Index of the first item where the two differ (a length difference counts), or None."""
+    for i, (a, b) in enumerate(zip(reference, other)):
+        if a != b:
+            return i
+    return min(len(reference), len(other)) if len(reference) != len(other) else None
+
+
+def report_greedy(name: str, reference, other, exact_prefix: int = 0, unit: str = "token"):
+    """Print whether other kept the reference output, and where it first parted from it."""
+    at = first_divergence(reference, other)
+    if at is None:
+        print(f"{name}: identical to the baseline over {len(reference)} {unit}s")
+    else:
+        ref_tok = reference[at] if at < len(reference) else "(end)"
+        oth_tok = other[at] if at < len(other) else "(end)"
+        print(f"{name}: first differs from the baseline at {unit} {at} of {len(reference)} "
+              f"(baseline {ref_tok!r}, here {oth_tok!r}); the {unit}s before it are the same")
+    if exact_prefix and at is not None and at < exact_prefix:
+        raise AssertionError(f"{name}: differs from a run with the same settings within the first "
+                             f"{exact_prefix} {unit}s (at {at}), where upstream's tests expect identity")
+    return at
+
+
+def per_request_counters(name: str, drafted, accepted) -> None:
+    """Print the per-request counters as they came back, and say what a zero means."""
+    d, a = int(drafted or 0), int(accepted or 0)
+    if d == 0 and a == 0:
+        print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+    else:
+        print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
+    if a > d:
+        raise AssertionError(f"{name}: {a} accepted draft tokens out of {d} drafted")
 
 # %% [markdown]
 # ## The baseline, then Draft/Target, in Python
@@ -70,8 +108,6 @@ PROMPTS = ["Write the numbers from 1 to 30, comma separated:",
 # %%
 from tensorrt_llm import LLM, SamplingParams
 from tensorrt_llm.llmapi import DraftTargetDecodingConfig, KvCacheConfig, NGramDecodingConfig
-
-from specdec_guide.gpu_checks import per_request_counters, report_greedy
 
 GREEDY = SamplingParams(max_tokens=64, temperature=0.0)
 

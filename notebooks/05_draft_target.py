@@ -22,7 +22,9 @@
 # # Draft/Target on TensorRT-LLM and Triton
 #
 # *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
-# (or `make test-gpu`, which runs every GPU notebook).
+# (or `make test-gpu`, which runs every GPU notebook). It needs only the container its header
+# names: no clone of this guide and nothing installed, since the cells write every helper and file
+# they use.
 #
 # A small model drafts `max_draft_len` tokens, the target checks them in one forward pass.
 # Both models must use the same tokenizer: the draft's token ids are fed to the target as they
@@ -48,21 +50,11 @@
 
 # %%
 import os
-import shutil
 from pathlib import Path
 
-from specdec_guide.background import post_json, stop, wait_ready
-from specdec_guide.gpu_checks import acceptance_from_stats, check_accepted, per_request_counters, report_greedy
-from specdec_guide.templates import templates_root
-
-# The guide's checkout, found from the installed package (make test-gpu installs it editable),
-# so the cell also works when re-run after the chdir below.
-GUIDE = templates_root().parents[1]
 WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "draft_target"
 WORK.mkdir(parents=True, exist_ok=True)
-os.chdir(WORK)  # what the cells write (YAML, model repository, logs) goes here, not into the repository
-# The guide's gRPC streaming client (run by the CPU tests against the stand-in), next to the other files.
-shutil.copyfile(GUIDE / "snippets/triton/client_grpc_stream.py", WORK / "client_grpc_stream.py")
+os.chdir(WORK)  # every file the cells write (YAML, model repository, client, logs) goes here
 
 SMALL = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
@@ -78,6 +70,183 @@ from huggingface_hub import snapshot_download
 
 SMALL_DIR = snapshot_download(SMALL, local_dir="/tmp/specdec-models/TinyLlama-1.1B-Chat-v1.0")
 DRAFT_DIR = snapshot_download(DRAFT, local_dir="/tmp/specdec-models/Llama-3.2-1B-Instruct")
+
+# %% [markdown]
+# Two helper cells, written out here so that the notebook needs only the container (the standard
+# library and the container's packages). The first waits for a server that a shell cell started in
+# the background (`nohup ... &`, its pid in a file), stops it, and posts JSON to it: readiness is
+# polled with a deadline (the default allows a first model download) and fails at once, naming the
+# log, when the server has exited; an HTTP error carries the server's message.
+
+# %%
+import json
+import os
+import signal
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+
+def _pid(pid_file) -> int:
+    text = Path(pid_file).read_text().strip()
+    if not text.isdigit():
+        raise RuntimeError(f"{pid_file}: expected a process id, got {text!r}")
+    return int(text)
+
+
+def alive(pid_file) -> bool:
+    """Whether the process named in pid_file still runs (no file, or a zombie, counts as not)."""
+    try:
+        pid = _pid(pid_file)
+    except (OSError, RuntimeError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_ready(url: str, timeout_s: float = 900, pid_file=None, interval_s: float = 2.0) -> None:
+    """Poll url until it answers HTTP 200; fail after timeout_s, or at once if pid_file's process exited."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if pid_file is not None and not alive(pid_file):
+            raise RuntimeError(f"the server exited before {url} was ready (see {Path(pid_file).with_suffix('.log')})")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:  # not listening yet, or an HTTP error status (urllib's errors are OSErrors)
+            pass
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"{url} was not ready after {timeout_s:g} s")
+        time.sleep(interval_s)
+
+
+def stop(pid_file, timeout_s: float = 60) -> None:
+    """SIGTERM the process named in pid_file, wait until it is gone, SIGKILL it after timeout_s."""
+    pid = _pid(pid_file)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while alive(pid_file):
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.2)
+
+
+def post_json(url: str, body: dict, timeout_s: float = 300) -> dict:
+    """POST body as JSON and return the decoded answer; an HTTP error carries the server's message."""
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+            return json.loads(reply.read())
+    except urllib.error.HTTPError as err:
+        message = " ".join(err.read().decode(errors="replace").split())  # one line, whatever the server sent
+        raise RuntimeError(f"POST {url}: HTTP {err.code}: {message}") from None
+
+# %% [markdown]
+# The second holds the checks run after each generation. `report_greedy` prints where an output
+# first parts from the baseline's (token ids, or texts with `unit="character"`) and fails only inside
+# the first `exact_prefix` tokens, for two runs with the same settings, as upstream's tests do.
+# `acceptance_from_stats` counts the target iterations that scheduled the request (one request in
+# flight) in `LLM.get_stats()`, and `check_accepted` fails unless there were more output tokens than
+# iterations, i.e. unless drafts were accepted (`specDecodingStats` is added where the release fills
+# it). `per_request_counters` prints the per-request draft counters as they came back: 1.1.0 and
+# 1.2.1 leave them at zero with TorchSampler (TensorRT-LLM PR #17082). The CPU tests run these cells
+# against the guide's own copy of the checks, so both measure the same way.
+
+# %%
+import json
+
+
+def first_divergence(reference, other):
+    """Index of the first item where the two differ (a length difference counts), or None."""
+    for i, (a, b) in enumerate(zip(reference, other)):
+        if a != b:
+            return i
+    return min(len(reference), len(other)) if len(reference) != len(other) else None
+
+
+def report_greedy(name: str, reference, other, exact_prefix: int = 0, unit: str = "token"):
+    """Print whether other kept the reference output, and where it first parted from it."""
+    at = first_divergence(reference, other)
+    if at is None:
+        print(f"{name}: identical to the baseline over {len(reference)} {unit}s")
+    else:
+        ref_tok = reference[at] if at < len(reference) else "(end)"
+        oth_tok = other[at] if at < len(other) else "(end)"
+        print(f"{name}: first differs from the baseline at {unit} {at} of {len(reference)} "
+              f"(baseline {ref_tok!r}, here {oth_tok!r}); the {unit}s before it are the same")
+    if exact_prefix and at is not None and at < exact_prefix:
+        raise AssertionError(f"{name}: differs from a run with the same settings within the first "
+                             f"{exact_prefix} {unit}s (at {at}), where upstream's tests expect identity")
+    return at
+
+
+def acceptance_from_stats(stats, output_tokens: int) -> dict:
+    """Iterations that scheduled the request (else: had an active one), and specDecodingStats where filled."""
+    iterations = drafted = accepted = 0
+    saw_spec = False
+    for raw in stats:
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                raw = {}
+        stat = raw if isinstance(raw, dict) else {}
+        scheduled = (stat.get("inflightBatchingStats") or {}).get("numScheduledRequests")
+        if scheduled is None:
+            scheduled = stat.get("numActiveRequests", 0)
+        if scheduled:
+            iterations += 1
+        spec = stat.get("specDecodingStats")
+        if isinstance(spec, dict) and "numDraftTokens" in spec:
+            saw_spec = True
+            drafted += int(spec.get("numDraftTokens") or 0)
+            accepted += int(spec.get("numAcceptedTokens") or 0)
+    return {"output_tokens": output_tokens, "iterations": iterations,
+            "draft_tokens": drafted if saw_spec else None, "accepted_tokens": accepted if saw_spec else None}
+
+
+def check_accepted(name: str, acceptance: dict) -> None:
+    """Print the measure and fail unless the target took more than one token per iteration."""
+    tokens, iterations = acceptance["output_tokens"], acceptance["iterations"]
+    per_iteration = tokens / iterations if iterations else 0.0
+    line = (f"{name}: {tokens} output tokens in {iterations} target iterations = "
+            f"{per_iteration:.2f} tokens per iteration (measured from LLM.get_stats)")
+    drafted, accepted = acceptance["draft_tokens"], acceptance["accepted_tokens"]
+    if drafted:
+        line += f"; specDecodingStats: {accepted} of {drafted} draft tokens accepted ({accepted / drafted:.2f})"
+    print(line)
+    if iterations == 0:
+        raise AssertionError(f"{name}: LLM.get_stats() returned no iteration that scheduled the request "
+                             "(was the LLM built with enable_iter_perf_stats=True, and read before shutdown?)")
+    if per_iteration <= 1.0:
+        raise AssertionError(f"{name}: {per_iteration:.2f} tokens per target iteration: no draft token was accepted")
+
+
+def per_request_counters(name: str, drafted, accepted) -> None:
+    """Print the per-request counters as they came back, and say what a zero means."""
+    d, a = int(drafted or 0), int(accepted or 0)
+    if d == 0 and a == 0:
+        print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+    else:
+        print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
+    if a > d:
+        raise AssertionError(f"{name}: {a} accepted draft tokens out of {d} drafted")
+
 
 # %% language="bash"
 # nvidia-smi -L
@@ -203,22 +372,43 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # %% [markdown]
 # ## 4. Triton's `llmapi` model
 #
-# The guide's `draft_target` template with both models filled in, and the container's own
-# `model.py`. Both models load inside the one Triton model; there is no BLS model in front
+# The container's own `/app/all_models/llmapi` (its `config.pbtxt`, `model.py` and `helpers.py`),
+# copied, with a `1/model.yaml` that holds the keys of the guide's `draft_target` template and
+# both models. Both models load inside the one Triton model; there is no BLS model in front
 # and no per-request draft input: the draft length is the server's `max_draft_len`. The draft
 # is the local directory from above (on 1.1.0 a hub id there is not downloaded).
+#
+# The container's launcher starts `tritonserver` with `--disable-auto-complete-config`, so Triton
+# reads only `config.pbtxt`, never `model.yaml`'s `triton_config`: the cell writes the same
+# `max_batch_size` and decoupled policy into `config.pbtxt` where no line starts with them (a
+# second one fails to parse).
 
 # %% language="bash"
-# specdec-guide repo render --method draft_target --engine trtllm \
-#   --model meta-llama/Llama-3.1-8B-Instruct --draft-model /tmp/specdec-models/Llama-3.2-1B-Instruct \
-#   --out repo_draft_target --force
+# set -euo pipefail
+# rm -rf repo_draft_target
+# cp -R /app/all_models/llmapi repo_draft_target
+# cat > repo_draft_target/tensorrt_llm/1/model.yaml <<'EOF'
+# # TensorRT-LLM 1.1.0 llmapi model: every key except triton_config goes to tensorrt_llm.LLM(...).
+# model: meta-llama/Llama-3.1-8B-Instruct
+# backend: pytorch
+# tensor_parallel_size: 1
+# # Draft/Target on 1.1.0: the YAML value DraftTarget, the draft path speculative_model_dir (a local directory).
+# speculative_config:
+#   decoding_type: DraftTarget
+#   max_draft_len: 4
+#   speculative_model_dir: /tmp/specdec-models/Llama-3.2-1B-Instruct
+# disable_overlap_scheduler: true
+# # Read by model.py, not passed to LLM; config.pbtxt states the same (below).
+# triton_config:
+#   max_batch_size: 0
+#   decoupled: true
+# EOF
 # cat repo_draft_target/tensorrt_llm/1/model.yaml
-# # The container's launcher starts tritonserver with --disable-auto-complete-config, so the
-# # triton_config.decoupled of model.yaml never reaches Triton: config.pbtxt must state the policy
-# # too. Newer renders write it; add it only where no line starts with it (a second block fails to parse).
+# grep -q '^max_batch_size' repo_draft_target/tensorrt_llm/config.pbtxt || \
+#   printf '\nmax_batch_size: 0\n' >> repo_draft_target/tensorrt_llm/config.pbtxt
 # grep -q '^model_transaction_policy' repo_draft_target/tensorrt_llm/config.pbtxt || \
 #   printf '\nmodel_transaction_policy {\n  decoupled: true\n}\n' >> repo_draft_target/tensorrt_llm/config.pbtxt
-# grep -A2 '^model_transaction_policy' repo_draft_target/tensorrt_llm/config.pbtxt
+# grep -A2 -E '^(max_batch_size|model_transaction_policy)' repo_draft_target/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
 # python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_draft_target" --world_size 1
@@ -253,6 +443,73 @@ per_request_counters("Draft/Target behind Triton", triton["total_draft_tokens"],
 #        "streaming": true,
 #        "sampling_param_max_tokens": 32,
 #        "sampling_param_exclude_input_from_output": true}'
+
+# %% [markdown]
+# The same stream over gRPC with tritonclient. The cell below writes the client: the guide's
+# `snippets/triton/client_grpc_stream.py` as it is (a CPU test compares the two), which the CPU
+# tests run against the CPU stand-in. Its last line carries the draft counters.
+
+# %%
+# %%writefile client_grpc_stream.py
+"""Stream one generation over gRPC with tritonclient. Needs a decoupled model (the templates are).
+
+Each response is printed as one JSON line. On TensorRT-LLM 1.1.0 and 1.2.1 the llmapi model sends
+one response with the whole text (per-step streaming came after 1.2.1, TensorRT-LLM PR #14079; its
+responses each hold the whole text so far, not only the new piece). Because the request sets
+sampling_param_return_perf_metrics, every response carries the speculative-decoding counters, as
+strings, as the llmapi model sends them.
+"""
+
+import json
+import os
+import queue
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+
+URL = "localhost:" + os.environ.get("TRITON_GRPC_PORT", "8001")
+MODEL = os.environ.get("TRITON_MODEL", "tensorrt_llm")
+# The chat template of SmolLM2 (the llmapi model passes text_input as it is).
+PROMPT = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+
+
+def scalar(name, value, triton_type, np_type):
+    tensor = grpcclient.InferInput(name, [1], triton_type)
+    tensor.set_data_from_numpy(np.array([value], dtype=np_type))
+    return tensor
+
+
+inputs = [
+    scalar("text_input", PROMPT.encode(), "BYTES", np.object_),
+    scalar("streaming", True, "BOOL", np.bool_),
+    scalar("sampling_param_max_tokens", 32, "INT32", np.int32),
+    scalar("sampling_param_exclude_input_from_output", True, "BOOL", np.bool_),
+    scalar("sampling_param_return_perf_metrics", True, "BOOL", np.bool_),
+]
+METRICS = ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")
+
+responses = queue.Queue()
+client = grpcclient.InferenceServerClient(URL)
+client.start_stream(callback=lambda result, error: responses.put((result, error)))
+try:
+    # enable_empty_final_response: the server marks the end of the stream explicitly.
+    client.async_stream_infer(MODEL, inputs, enable_empty_final_response=True)
+    while True:
+        result, error = responses.get(timeout=120)
+        if error is not None:
+            raise SystemExit(f"request failed: {error}")
+        row = {}
+        for name in ("text_output",) + METRICS:
+            value = result.as_numpy(name)
+            if value is not None:  # every output of the llmapi model arrives as bytes
+                row[name] = value.reshape(-1)[0].decode()
+        if row:
+            print(json.dumps(row))
+        if result.get_response().parameters["triton_final_response"].bool_param:
+            break
+finally:
+    client.stop_stream()
+    client.close()
 
 # %% language="bash"
 # python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"

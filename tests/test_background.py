@@ -1,19 +1,37 @@
 """specdec_guide.background: the helpers GPU notebooks use around servers they start in the background.
 
 Exercised here against a real process (Python's http.server) on a free port: readiness, a
-server that died, a deadline, stopping by pid file, and an HTTP error's message.
+server that died, a deadline, stopping by pid file, and an HTTP error's message. The GPU notebooks
+write the same helpers out in a cell of their own (they need only their container); every case runs
+against the package and against each notebook's cell (tests/notebook_cells.py), whose errors are
+RuntimeError with the same messages.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
-from specdec_guide.background import alive, post_json, stop, wait_ready
+from notebook_cells import HELPER_NOTEBOOKS, load_helpers
+from specdec_guide import background
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import free_ports
+
+IMPLEMENTATIONS = ["package", *(stem for stem, names in sorted(HELPER_NOTEBOOKS.items()) if "wait_ready" in names)]
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def impl(request):
+    """The package's helpers (errors: UserError) or a notebook's helper cell (errors: RuntimeError)."""
+    if request.param == "package":
+        return SimpleNamespace(alive=background.alive, wait_ready=background.wait_ready, stop=background.stop,
+                               post_json=background.post_json, error=UserError)
+    helpers = load_helpers(request.param)
+    helpers.error = RuntimeError
+    return helpers
 
 
 @pytest.fixture()
@@ -31,39 +49,40 @@ def http_server(tmp_path):
         proc.wait(timeout=30)
 
 
-def test_wait_ready_then_stop_by_pid_file(http_server):
+def test_wait_ready_then_stop_by_pid_file(http_server, impl):
     url, pid_file, proc = http_server
-    wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
-    assert alive(pid_file)
-    stop(pid_file, timeout_s=30)
+    impl.wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
+    assert impl.alive(pid_file)
+    impl.stop(pid_file, timeout_s=30)
     proc.wait(timeout=30)
-    assert not alive(pid_file) and proc.returncode is not None
+    assert not impl.alive(pid_file) and proc.returncode is not None
 
 
-def test_a_server_that_died_is_reported_at_once_with_its_log(http_server):
+def test_a_server_that_died_is_reported_at_once_with_its_log(http_server, impl):
     url, pid_file, proc = http_server
     proc.kill()
     proc.wait(timeout=30)
-    with pytest.raises(UserError, match=r"exited before .* was ready \(see .*serve\.log\)"):
-        wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
+    with pytest.raises(impl.error, match=r"exited before .* was ready \(see .*serve\.log\)"):
+        impl.wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
 
 
-def test_a_deadline_ends_the_wait():
+def test_a_deadline_ends_the_wait(impl):
     port = free_ports(1)[0]  # nothing listens there
-    with pytest.raises(UserError, match=r"was not ready after 0.5 s"):
-        wait_ready(f"http://127.0.0.1:{port}/", timeout_s=0.5, interval_s=0.1)
+    with pytest.raises(impl.error, match=r"was not ready after 0.5 s"):
+        impl.wait_ready(f"http://127.0.0.1:{port}/", timeout_s=0.5, interval_s=0.1)
 
 
-def test_an_http_error_carries_the_status_and_the_server_message(http_server):
+def test_an_http_error_carries_the_status_and_the_server_message(http_server, impl):
     url, pid_file, _ = http_server
-    wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
-    with pytest.raises(UserError, match=r"HTTP 501: .*Unsupported method \('POST'\)"):
-        post_json(url + "/", {"text_input": "x"})
+    impl.wait_ready(url + "/", timeout_s=60, pid_file=pid_file, interval_s=0.2)
+    with pytest.raises(impl.error, match=r"HTTP 501: .*Unsupported method \('POST'\)"):
+        impl.post_json(url + "/", {"text_input": "x"})
 
 
-def test_a_pid_file_without_a_pid_is_a_clear_error(tmp_path):
+def test_a_pid_file_without_a_pid_is_a_clear_error(tmp_path, impl):
     bad = tmp_path / "serve.pid"
     bad.write_text("not a pid\n")
-    assert not alive(bad)
-    with pytest.raises(UserError, match="expected a process id"):
-        stop(bad)
+    assert not impl.alive(bad)
+    assert not impl.alive(tmp_path / "missing.pid")  # no file: not running either
+    with pytest.raises(impl.error, match="expected a process id"):
+        impl.stop(bad)

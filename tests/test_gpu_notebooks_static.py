@@ -4,13 +4,17 @@ The GPU tier runs these notebooks in their container; here each cell is compared
 schema snapshot of the notebook's track (specdec_guide.validate.notebook). A cell no checker
 can read fails unless it says why with ``# specdec-guide: unchecked: <reason>``. Until a GPU
 run is stored, a GPU notebook carries no outputs and its page says it was never run on a GPU.
+A reader downloads one GPU notebook into the container it names and runs it there: no cell may
+need this guide's checkout or package.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
+import jupytext
 import pytest
 
 from site_build import ROOT
@@ -53,6 +57,81 @@ def test_a_gpu_notebook_without_a_stamped_gpu_run_carries_no_outputs(info):
         if cell["cell_type"] == "code":
             assert not cell.get("outputs") and cell.get("execution_count") is None, (
                 f"{info.paired.name}: cell {i} has outputs but no GPU run is stamped")
+
+
+#: What ties a notebook to this guide's checkout or package, each with what to tell the author. The
+#: first three hold in every cell (a markdown cell that says `pip install -e /guide` sends the reader
+#: to the clone as well); the rest in code cells.
+_NEEDS_THE_GUIDE = [
+    (re.compile(r"\bpip3?\s+install\b[^\n]*?(?:\s-e\b|\s\.(?=\s|$)|specdec[-_]guide)"), "installs the guide's package"),
+    (re.compile(r"(?<![\w.-])/guide\b"), "names the guide's checkout at /guide"),
+    (re.compile(r"\bimport\s+specdec_guide\b|\bfrom\s+specdec_guide\b"), "imports the guide's package"),
+]
+_CODE_ONLY = [
+    (re.compile(r"\bspecdec_guide\b"), "uses the guide's package (specdec_guide)"),
+    (re.compile(r"(?<![\w-])specdec-guide\s+[a-z]"), "runs the guide's specdec-guide command"),
+    (re.compile(r"\bGUIDE\b"), "names the guide's checkout (GUIDE)"),
+    (re.compile(r"\b(?:templates_root|model_repo_templates)\b"), "copies the guide's templates"),
+    (re.compile(r"Path\.cwd\(\)\.parent|\.\./(?:snippets|src|model_repo_templates|schemas)/"),
+     "reads files of the checkout around the notebook"),
+]
+
+
+def needs_the_guide(source) -> list[str]:
+    """Each line of a notebook that needs this guide's checkout or package, with why."""
+    found = []
+    for i, cell in enumerate(jupytext.read(source).cells, 1):
+        checks = _NEEDS_THE_GUIDE + (_CODE_ONLY if cell.cell_type == "code" else [])
+        for line in cell.source.splitlines():
+            why = next((why for pattern, why in checks if pattern.search(line)), None)
+            if why:
+                found.append(f"{source.name}: cell {i} ({cell.cell_type}) {why}: {line.strip()}")
+    return found
+
+
+@pytest.mark.parametrize("info", GPU_NOTEBOOKS, ids=lambda i: i.source.name)
+def test_a_gpu_notebook_needs_only_its_container(info):
+    """Downloaded alone into the container its header names, a GPU notebook runs: no cell imports
+    specdec_guide, runs specdec-guide, installs the guide or reads a file of its checkout."""
+    found = needs_the_guide(info.source)
+    assert not found, "\n".join(found)
+
+
+def test_a_notebook_that_needs_the_guide_is_caught(tmp_path):
+    """The check above can fail: each way back into the checkout is reported, and what a notebook
+    legitimately writes (a tritonclient install, the checker's markers, the container-image variable) is not."""
+    src = tmp_path / "nb.py"
+    src.write_text(HEADER + "\n" + textwrap.dedent("""\
+        # %% [markdown]
+        # Install the guide first: `pip install --no-deps -e /guide`.
+
+        # %%
+        from specdec_guide.gpu_checks import report_greedy
+        import specdec_guide.background
+        GUIDE = templates_root().parents[1]
+        text = (Path.cwd().parent / "snippets/triton/client_grpc_stream.py").read_text()
+
+        # %%
+        # %%bash
+        python3 -m pip install -e .
+        pip install specdec-guide
+        specdec-guide repo render --method ngram --engine trtllm --out repo --force
+        cp -r /guide/model_repo_templates/llmapi/ngram repo
+        python3 -c "import specdec_guide"
+
+        # %%
+        # %%bash
+        # specdec-guide: trtllm=1.1.0
+        python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
+        echo "$SPECDEC_GUIDE_CONTAINER_IMAGE" /app/all_models/llmapi
+        """))
+    found = needs_the_guide(src)
+    assert len(found) == 10, "\n".join(found)
+    assert not any("tritonclient" in f or "trtllm=1.1.0" in f or "SPECDEC_GUIDE_CONTAINER" in f for f in found), found
+    for why in ("installs the guide's package", "names the guide's checkout at /guide", "imports the guide's package",
+                "runs the guide's specdec-guide command", "names the guide's checkout (GUIDE)",
+                "reads files of the checkout around the notebook"):
+        assert any(why in f for f in found), why
 
 
 def test_the_page_of_an_unrun_gpu_notebook_says_so():

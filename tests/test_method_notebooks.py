@@ -3,15 +3,19 @@
 The cell checker (tests/test_gpu_notebooks_static.py) compares every cell with the release's
 snapshot. These tests add what it does not know:
 
-* every ``%%writefile`` config is byte for byte a snippet of the guide, so the YAML a page
-  shows and the YAML a notebook runs are one file (and that file is validated on its own);
+* every ``%%writefile`` file is byte for byte a snippet of the guide, so the YAML a page shows
+  and the YAML a notebook runs are one file (and that file is validated on its own), and the
+  gRPC client a notebook writes is the one the CPU tests run;
 * every request a notebook sends to Triton (curl ``-d`` bodies, ``post_json`` dicts) parses
   and names only inputs of the llmapi model of the notebook's release, since the generate
   endpoint silently drops any other key;
 * each notebook reports where greedy output parts from its baseline (failing only inside the first
   10 tokens) and measures acceptance from the iteration statistics, not from counters 1.1.0 leaves
   at zero; no 1.1.0 draft or head is a hub id;
-* the header names the container and release that tracks.yaml pairs.
+* the header names the container and release that tracks.yaml pairs;
+* the Triton repository is the container's own ``/app/all_models/llmapi`` with a ``model.yaml``
+  that holds the keys of the method's template (the notebooks need only their container, so they
+  no longer render the template), and ``config.pbtxt`` is given the same ``triton_config`` values.
 * every curl cell runs as written (address aside) against the CPU stand-in of the llmapi model.
 """
 
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import jupytext
 import pytest
+import yaml
 
 from site_build import ROOT
 from specdec_guide import behaviour
@@ -57,7 +62,8 @@ def test_written_configs_are_the_guides_snippets(path):
         head, _, body = cell.partition("\n")
         name = head.split()[-1]
         track = _track(path, body)
-        candidates = [ROOT / "snippets/notebooks" / path.stem / name, ROOT / "snippets/llm_api" / track.id / name]
+        candidates = [ROOT / "snippets/notebooks" / path.stem / name, ROOT / "snippets/llm_api" / track.id / name,
+                      ROOT / "snippets/triton" / name]
         found = [c for c in candidates if c.is_file()]
         assert found, f"{path.name}: {name} is not one of the guide's snippets ({', '.join(map(str, candidates))})"
         assert body.strip("\n") == found[0].read_text().strip("\n"), f"{path.name}: {name} differs from {found[0]}"
@@ -157,6 +163,44 @@ def test_header_pins_a_known_release_and_its_container(path):
     assert meta["tier"] == "gpu" and meta["track"] == meta["trtllm_version"]
     track = REG.resolve(meta["trtllm_version"])
     assert meta["container"] == track.container, f"{path.name}: {meta['container']} is not {track.id}'s container"
+
+
+_REPO_MODEL_YAML = re.compile(r"cat > (repo_\w+)/tensorrt_llm/1/model\.yaml <<'EOF'\n(.*?)\nEOF\n", re.S)
+#: What a notebook's Triton model.yaml sets beyond its method's template: 07 serves DeepSeek-R1 on eight GPUs.
+BEYOND_TEMPLATE = {"07_mtp": {"tensor_parallel_size": 8, "moe_expert_parallel_size": 8, "trust_remote_code": True}}
+
+
+@pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
+def test_the_triton_repository_is_the_containers_with_the_templates_keys(path):
+    """The repository cell copies the container's llmapi model and writes model.yaml: the keys and values of
+    the guide's template for the method (the model and the local draft or head in place of its markers),
+    and config.pbtxt gets triton_config's max_batch_size and decoupled policy, which the launcher's
+    --disable-auto-complete-config keeps Triton from reading in model.yaml."""
+    method = next(m for m in methods_registry.load() if m.teaches == f"notebooks/{path.name}")
+    code = "\n".join(_code_cells(path))
+    cells = [c for c in _code_cells(path) if c.startswith("%%bash") and "/app/all_models/llmapi" in c]
+    assert len(cells) == 1, f"{path.name}: expected one cell that copies /app/all_models/llmapi"
+    cell = cells[0]
+    found = _REPO_MODEL_YAML.search(cell)
+    assert found, f"{path.name}: the repository cell writes no model.yaml"
+    repo, body = found.groups()
+    assert f"rm -rf {repo}\ncp -R /app/all_models/llmapi {repo}\n" in cell
+    assert f'--model_repo "$PWD/{repo}"' in code, f"{path.name}: Triton is not started on {repo}"
+    served = yaml.safe_load(body)
+    template = yaml.safe_load((ROOT / "model_repo_templates/llmapi" / method.template / "tensorrt_llm/1/model.yaml").read_text())
+    expected = {**template, **BEYOND_TEMPLATE.get(path.stem, {}), "model": served.get("model")}
+    assert f'"{served["model"]}"' in code, f"{path.name}: model.yaml serves a model the LLM API cells do not run"
+    if "speculative_model_dir" in template["speculative_config"]:
+        local = served["speculative_config"].get("speculative_model_dir")
+        assert f'local_dir="{local}"' in code, f"{path.name}: {local} is not where a cell downloads the draft or head"
+        expected["speculative_config"] = {**template["speculative_config"], "speculative_model_dir": local}
+    assert served == expected, f"{path.name}: {repo}/tensorrt_llm/1/model.yaml differs from the {method.id} template"
+    pbtxt = f"{repo}/tensorrt_llm/config.pbtxt"
+    settings = served["triton_config"]
+    assert f"grep -q '^max_batch_size' {pbtxt} || \\\n  printf '\\nmax_batch_size: {settings['max_batch_size']}\\n'" in cell
+    policy = "true" if settings["decoupled"] else "false"
+    assert (f"grep -q '^model_transaction_policy' {pbtxt} || \\\n"
+            f"  printf '\\nmodel_transaction_policy {{\\n  decoupled: {policy}\\n}}\\n'") in cell
 
 
 # ---- the notebooks' curl cells, run against the CPU stand-in ----------------------------------
