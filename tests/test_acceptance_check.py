@@ -5,7 +5,8 @@
 - The stand-in's later-release model (filled counters, one event per step): both measures apply and
   must agree with each other, and the counters with what the server itself returns.
 - A stand-in of trtllm-serve built on the /metrics shape of TensorRT-LLM 1.1.0's trtllm-serve page
-  (a JSON list of iteration statistics, drained when read): the iteration measure's arithmetic.
+  (a JSON list of iteration statistics, drained when read; tests/fake_trtllm_serve.py): the
+  iteration measure's arithmetic.
 The script is standard library only: a reader copies it without this package.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import ast
 import http.server
 import json
+import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,6 +27,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "snippets" / "acceptance" / "check_acceptance.py"
+# The output the calculator page shows; regenerate with SPECDEC_UPDATE_OUTPUTS=1 and review the diff.
+SHOWN = ROOT / "snippets" / "acceptance" / "output" / "check_acceptance_triton.out"
+UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
 
 
 def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -38,12 +44,24 @@ def test_the_script_needs_nothing_but_the_standard_library():
 
 
 def test_on_the_pinned_releases_behaviour_it_says_no_measure_is_available(stand_in_server):
-    done = _run("--triton", stand_in_server.http_url, "--model", "draft_target", "--max-draft-len", "4",
-                "--max-tokens", "8")
+    """The command the calculator page shows, against the stand-in's model as the release serves it
+    (the template's own model, named as the container names it)."""
+    # The quick start's step, as written, against the stand-in's draft_target model.
+    step = (ROOT / "snippets" / "quickstart" / "check_triton.sh").read_text()
+    assert "python3 /workspace/check_acceptance.py --triton http://localhost:8000 --max-draft-len 4" in step
+    step = step.replace("/workspace/check_acceptance.py", str(SCRIPT)).replace(
+        "--triton http://localhost:8000", f"--triton {stand_in_server.http_url} --model draft_target")
+    done = subprocess.run(["bash", "-c", step], capture_output=True, text=True, timeout=300)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "counters: not available: drafted 0, accepted 0 on every request" in done.stdout
-    assert "steps: not available: one event for 8 tokens" in done.stdout
+    assert "steps: not available: one event for 64 tokens" in done.stdout
     assert "no acceptance measure is available" in done.stdout
+    # What the page shows: the same run, with the stand-in's port and model name as a reader's would be.
+    shown = done.stdout.replace(stand_in_server.http_url, "http://localhost:8000")
+    shown = shown.replace("model draft_target,", "model tensorrt_llm,")
+    if UPDATE:
+        SHOWN.write_text(shown)
+    assert SHOWN.read_text() == shown, f"{SHOWN.relative_to(ROOT)} differs from a fresh run: SPECDEC_UPDATE_OUTPUTS=1"
 
 
 def _generate(url: str, model: str, prompt: str, max_tokens: int) -> dict:
@@ -81,39 +99,11 @@ def test_on_a_later_release_the_counters_and_the_steps_agree(stand_in_server):
     assert length == pytest.approx((12 - 1) / steps_after_first, abs=0.01), (line, accepted)
 
 
-class _FakeServe(http.server.BaseHTTPRequestHandler):
-    """trtllm-serve as its 1.1.0 page documents /metrics: iteration stats in a queue, removed once read."""
-
-    queue: list = []
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, body) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        out, _FakeServe.queue = list(_FakeServe.queue), []
-        self._send(out)
-
-    def do_POST(self):
-        json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        # 16 tokens: the context iteration (1 token), then 5 iterations of 3 tokens (2 drafts accepted of 4)
-        _FakeServe.queue = [{"iter": i, "numActiveRequests": 1, "inflightBatchingStats": {"numScheduledRequests": 1},
-                             **({"specDecodingStats": {"numDraftTokens": 4, "numAcceptedTokens": 2}} if i else {})}
-                            for i in range(6)] + [{"iter": 6, "numActiveRequests": 0,
-                                                   "inflightBatchingStats": {"numScheduledRequests": 0}}]
-        self._send({"choices": [{"text": "x"}], "usage": {"completion_tokens": 16}})
-
-
 @pytest.fixture
 def fake_serve():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeServe)
+    from fake_trtllm_serve import Handler
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

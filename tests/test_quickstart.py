@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -290,3 +291,42 @@ def test_no_copied_docker_run_publishes_a_port_on_every_host_interface():
     # prose may name -p 8000:8000 as what not to copy).
     for notebook in (ROOT / "notebooks").glob("*.py"):
         assert not re.search(r"-p\s+\d+:\d+", notebook.read_text()), f"{notebook}: a port published on every interface"
+
+
+def test_the_acceptance_step_serves_the_same_keys_and_measures_through_trtllm_serve(tmp_path):
+    """Step 6 as written, with trtllm-serve, pkill and pgrep stood in by programs on PATH: Triton is
+    stopped first, trtllm-serve gets the YAML it wrote, and check_acceptance.py measures through /metrics
+    (tests/fake_trtllm_serve.py answers as the 1.1.0 page documents it)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bin_dir, work = tmp_path / "bin", tmp_path / "workspace"
+    bin_dir.mkdir()
+    work.mkdir()
+    (work / "check_acceptance.py").write_text((ROOT / "snippets/acceptance/check_acceptance.py").read_text())
+    calls = tmp_path / "calls"
+    fake = ROOT / "tests" / "fake_trtllm_serve.py"
+    (bin_dir / "trtllm-serve").write_text(f'#!/bin/sh\necho "trtllm-serve $*" >> {calls}\nexec {sys.executable} {fake} "$@"\n')
+    for name in ("pkill", "pgrep"):
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {calls}\nexit 1\n')
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    step = (SNIPPETS / "check_serve.sh").read_text().replace("/workspace/", f"{work}/").replace(":8000", f":{port}")
+    step = step.replace("--port 8000", f"--port {port}").replace("python3 ", f"{sys.executable} ")
+    done = subprocess.run(["bash", "-c", step], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = calls.read_text().splitlines()
+    assert log[0] == "pkill -x tritonserver" and log[1] == "pgrep -x tritonserver", log  # Triton goes first
+    serve = next(line for line in log if line.startswith("trtllm-serve "))
+    assert f"--extra_llm_api_options {work}/serve_check.yaml" in serve and "--host 127.0.0.1" in serve
+    written = yaml.safe_load((work / "serve_check.yaml").read_text())
+    model_yaml = yaml.safe_load(_model_yaml_body(MODEL_YAML[FIRST]))
+    assert written["enable_iter_perf_stats"] is True
+    assert written["speculative_config"] == model_yaml["speculative_config"]  # the same keys as model.yaml
+    assert written["disable_overlap_scheduler"] == model_yaml["disable_overlap_scheduler"]
+    # two built-in prompts, each 16 tokens in 6 iterations: (32 - 2) / (12 - 2) = 3.00 tokens per step after the first
+    assert "measured by iterations: 32 tokens in 12 iterations from /metrics over 2 requests" in done.stdout, done.stdout
+    assert "acceptance length 3.00" in done.stdout and "acceptance rate 0.500" in done.stdout, done.stdout

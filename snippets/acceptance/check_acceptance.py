@@ -87,7 +87,7 @@ def triton_counters(base: str, model: str, prompts, max_tokens: int) -> str:
 
 
 def triton_steps(base: str, model: str, prompts, max_tokens: int, max_draft_len: int) -> str:
-    tokens = steps = 0
+    tokens = steps = requests = 0
     for prompt in prompts:
         body = {"text_input": prompt, "streaming": True, "sampling_param_max_tokens": max_tokens,
                 "sampling_param_exclude_input_from_output": True, "return_finish_reason": True}
@@ -108,16 +108,17 @@ def triton_steps(base: str, model: str, prompts, max_tokens: int, max_draft_len:
                               "(TensorRT-LLM 1.1.0 and 1.2.1 send one event; PR #14079 streams per step)")
         tokens += max_tokens
         steps += len(events)
-    if steps < 2:
+        requests += 1
+    if not requests:
         raise Unavailable("every answer stopped before max_tokens: raise --max-tokens or use other prompts")
-    return _per_step("steps", tokens, steps, max_draft_len, "streamed events")
+    return _per_step("steps", tokens, steps, requests, max_draft_len, "streamed events")
 
 
-def _per_step(name: str, tokens: int, steps: int, max_draft_len: int, what: str) -> str:
-    """The first step (the prompt) yields one token; each later one the accepted drafts plus one."""
-    length = (tokens - 1) / (steps - 1) if steps > 1 else 1.0
+def _per_step(name: str, tokens: int, steps: int, requests: int, max_draft_len: int, what: str) -> str:
+    """Each request's first step (its prompt) yields one token; each later one the accepted drafts plus one."""
+    length = (tokens - requests) / (steps - requests) if steps > requests else 1.0
     rate = (length - 1) / max_draft_len
-    return (f"{name}: {tokens} tokens in {steps} {what} (one request in flight): acceptance length "
+    return (f"{name}: {tokens} tokens in {steps} {what} over {requests} requests, one in flight: acceptance length "
             f"{length:.2f} tokens per step after the first, acceptance rate {rate:.3f} at max_draft_len {max_draft_len}")
 
 
@@ -150,7 +151,7 @@ def openai_iterations(base: str, model: str, prompts, max_tokens: int, max_draft
                 spec_seen = True
                 drafted += int(spec.get("numDraftTokens") or 0)
                 accepted += int(spec.get("numAcceptedTokens") or 0)
-    line = _per_step("iterations", tokens, iterations, max_draft_len, "iterations from /metrics")
+    line = _per_step("iterations", tokens, iterations, len(prompts), max_draft_len, "iterations from /metrics")
     if spec_seen and drafted:
         line += f"; specDecodingStats: {accepted} of {drafted} draft tokens accepted ({accepted / drafted:.3f})"
     return line

@@ -1,0 +1,3 @@
+# Inside the container, with Triton still running: check_acceptance.py (above) saved as
+# /workspace/check_acceptance.py. 4 is model.yaml's max_draft_len.
+python3 /workspace/check_acceptance.py --triton http://localhost:8000 --max-draft-len 4
