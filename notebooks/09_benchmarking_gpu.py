@@ -32,12 +32,13 @@
 # 2. **Triton's `llmapi` model**, the one the container ships, driven by a short client written
 #    here (threads and `urllib` against `/v2/models/tensorrt_llm/generate`);
 # 3. **the LLM API in Python**, for the one method no YAML file can carry: a user-provided drafter
-#    (with its own baseline, and NGram beside it, the built-in drafter of the same kind).
+#    (with its own two baselines, and NGram beside it, the built-in drafter of the same kind).
 #
 # | method | models (as in the method notebooks) | trtllm-bench | Triton `llmapi` | LLM API |
 # | --- | --- | --- | --- | --- |
 # | baseline | `meta-llama/Llama-3.1-8B-Instruct` | yes | yes | yes |
-# | NGram ([04](04_ngram.ipynb)) | the same target, the keys of 04's `ngram.yaml` | yes | yes | yes |
+# | baseline, overlap scheduler off (`baseline_no_overlap`) | the same target, `disable_overlap_scheduler: true` | yes | yes | yes |
+# | NGram ([04](04_ngram.ipynb)) | the same target, the keys of 04's `ngram.yaml` but a private pool | yes | yes | yes |
 # | Draft/Target ([05](05_draft_target.ipynb)) | draft `meta-llama/Llama-3.2-1B-Instruct` | yes | yes | no |
 # | EAGLE-3 ([06](06_eagle3.ipynb)) | head `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B`, one-model | yes | yes | no |
 # | user-provided ([the page](../user_provided.md)) | the prompt-lookup drafter of that page | **skipped** | **skipped** | yes |
@@ -59,6 +60,16 @@
 # that every single-GPU method shares one target and one baseline. EAGLE-3 runs in the one-model
 # form, 1.1.0's default and the form of 06's `eagle3.yaml` and of the guide's template.
 #
+# **Two baselines: the overlap scheduler.** NGram, Draft/Target and the user-provided drafter run
+# with `disable_overlap_scheduler: true`, as 04, 05 and upstream's examples do; the baseline keeps
+# 1.1.0's default, the overlap scheduler on, as EAGLE-3 and MTP do. A speed-up over that baseline
+# is what a method gains over the default deployment, and for those three methods it includes
+# losing the overlap scheduler, not only the cost of checking drafts. So every harness also runs
+# `baseline_no_overlap`, the target alone with the overlap scheduler off, and the results give each
+# row two speed-ups: over `baseline`, and like for like, over the baseline with the same overlap
+# setting (`baseline_no_overlap` for those three methods, `baseline` for the others). The table
+# names the baseline of each.
+#
 # **It needs only the container.** No clone of this guide, nothing installed: the cells use the
 # container's Python (its `tensorrt_llm`, `transformers`, `huggingface_hub`, PyYAML and, for the
 # plot, matplotlib) and write every file they need. The only network use is the model downloads
@@ -69,8 +80,9 @@
 # **Read the speed-ups within a harness.** Every harness gets the same prompts, the same output
 # budget and the same speculative keys, but they count differently: trtllm-bench ignores the
 # end-of-sequence token (`--eos_id -1`), so every request yields the full budget, while Triton and
-# the LLM API stop at it or at the budget. Each speed-up is a method's output tokens/s over the
-# baseline's in the same harness, at the same concurrency, on the same model.
+# the LLM API stop at it or at the budget. Each speed-up is a method's output tokens/s over a
+# baseline's (the one its column names) in the same harness, at the same concurrency, on the same
+# model.
 
 # %%
 import json
@@ -83,7 +95,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
-WORK = Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "bench_gpu"
+WORK = (Path(os.environ.get("SPECDEC_WALK_DIR", "/tmp/specdec-walk")) / "bench_gpu").resolve()  # absolute
 WORK.mkdir(parents=True, exist_ok=True)
 os.chdir(WORK)  # every file the cells write (prompts, YAML, model repositories, reports, results) goes here
 
@@ -116,8 +128,86 @@ print("levels (concurrency: requests):", os.environ["SWEEP"])
 # `NVIDIA_TRITON_SERVER_VERSION` variable), `tensorrt_llm.__version__` (read in a child process, so
 # that this kernel loads TensorRT-LLM only for the LLM API section) and the date. They go into
 # `provenance.json`, `results.json` and the plot. The MTP guard is decided here.
+#
+# The sweep needs the GPUs to itself. `gpu_free.py`, written here, polls
+# `nvidia-smi --query-compute-apps=pid --format=csv,noheader` (and each GPU's used memory) every
+# 2 s until no compute process is listed and the memory is back to what it was when this cell ran,
+# or fails after 300 s listing the PIDs still there. It runs here first (the GPUs must be free now;
+# it records their idle memory), before each trtllm-bench run and before and after each Triton server:
+# a server's engine lives in processes other than `tritonserver` itself (the Python backend's stub
+# and the worker its `LLM` starts), and a failed run can leave a worker behind, either of which
+# would otherwise hold memory the next run sizes its KV cache from. The PIDs are those the driver
+# reports: in a container with its own PID namespace they are the host's, and there `nvidia-smi`
+# may list none at all, which is why the memory is compared as well.
 
 # %%
+# %%writefile gpu_free.py
+"""Wait until no process holds a GPU; at the deadline, fail and list the PIDs that still do.
+
+python3 gpu_free.py --record WHAT  the GPUs must be free now; their used memory is stored as idle
+python3 gpu_free.py WHAT           wait until no compute process is listed and no GPU uses more than
+                                   MARGIN_MIB over its idle memory (WHAT names the step, for the message)
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+IDLE = Path(__file__).resolve().parent / "gpu_idle_mib.json"
+MARGIN_MIB = 1024
+TIMEOUT_S = float(os.environ.get("GPU_FREE_TIMEOUT_S", "300"))
+
+
+def compute_pids() -> list[str]:
+    out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
+                         capture_output=True, text=True, check=True).stdout
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def used_mib() -> list[int]:
+    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                         capture_output=True, text=True, check=True).stdout
+    return [int(value) for value in out.split()]
+
+
+def main(argv: list[str]) -> int:
+    record = argv[:1] == ["--record"]
+    what = " ".join(argv[1:] if record else argv) or "the next run"
+    idle = None if record else json.loads(IDLE.read_text())
+    started = time.monotonic()
+    while True:
+        pids, used = compute_pids(), used_mib()
+        held = [f"GPU {i} uses {u} MiB (idle: {base} MiB)" for i, (u, base) in enumerate(zip(used, idle or used))
+                if u > base + MARGIN_MIB]
+        if not pids and not held:
+            if record:
+                IDLE.write_text(json.dumps(used) + "\n")
+            print(f"{what}: GPUs free ({', '.join(f'{u} MiB' for u in used)} used)")
+            return 0
+        if time.monotonic() - started > TIMEOUT_S:
+            print(f"{what}: the GPUs are not free after {TIMEOUT_S:.0f} s. Compute processes nvidia-smi lists "
+                  f"(PIDs as the driver reports them): {', '.join(pids) or 'none'}"
+                  + (f"; {'; '.join(held)}" if held else "")
+                  + ". Stop them (from the host, if these are host PIDs) and run this cell again.", file=sys.stderr)
+            return 1
+        time.sleep(2)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
+
+# %%
+def gpu_free(*args: str) -> None:
+    """gpu_free.py from Python: its message, or an error that carries what it says is left on the GPUs."""
+    done = subprocess.run([sys.executable, "gpu_free.py", *args], capture_output=True, text=True)
+    print(done.stdout, end="")
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip() or f"gpu_free.py exited with {done.returncode}")
+
+
+gpu_free("--record", "before the sweep")
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits"],
                      capture_output=True, text=True, check=True).stdout
 GPUS = [dict(zip(("name", "driver", "memory_mib"), (f.strip() for f in line.split(",")))) for line in smi.strip().splitlines()]
@@ -170,6 +260,56 @@ if not MTP_OK:
                 for h in ("trtllm-bench", "triton") for m in ("mtp", "baseline (DeepSeek-R1-0528)")]
 for s in SKIPPED:
     print(f"skipped: {s['method']} in {s['harness']}: {s['reason']}")
+
+# %% [markdown]
+# ## The results files, written as the sweep goes
+#
+# Every measured level becomes one row: harness, model, method, whether the method runs with the
+# overlap scheduler, concurrency, requests, output tokens/s and tokens/s per user. Two speed-ups
+# (the introduction says why): `speedup` over `baseline` (the overlap scheduler on, 1.1.0's
+# default), and `speedup_like_for_like` over the baseline that `like_for_like_baseline` names, the
+# one with the method's own overlap setting. `write_results()` rewrites `results.json` (the
+# provenance, the skipped pairs, what each speed-up column divides by, the rows) and `results.csv`
+# (the rows) from every row so far. The trtllm-bench section calls it once its reports are read,
+# the Triton and LLM API sections after each run, so a failure later in the notebook keeps what was
+# measured before it.
+
+# %%
+import csv
+
+OVERLAP_OFF = {"baseline_no_overlap", "ngram", "draft_target", "user_provided"}  # disable_overlap_scheduler: true
+COLUMNS = ["harness", "model", "method", "overlap_scheduler", "concurrency", "requests", "output_tok_s",
+           "tok_s_per_user", "speedup", "like_for_like_baseline", "speedup_like_for_like"]
+SPEEDUP_OVER = {
+    "speedup": "baseline: the same model without speculation, overlap scheduler on (1.1.0's default)",
+    "speedup_like_for_like": "the baseline in like_for_like_baseline: baseline_no_overlap (overlap scheduler off) "
+                             "for the methods run with disable_overlap_scheduler: true, baseline for the others",
+}
+
+
+def row(harness: str, model: str, method: str, c: int, requests: int, tok_s: float, per_user: float) -> None:
+    ROWS[(harness, model, method, c)] = {
+        "harness": harness, "model": SHORT[model], "method": method,
+        "overlap_scheduler": "off" if method in OVERLAP_OFF else "on", "concurrency": c, "requests": requests,
+        "output_tok_s": round(tok_s, 2), "tok_s_per_user": round(per_user, 2)}
+
+
+def write_results() -> list[dict]:
+    """Both speed-ups of every row so far; results.json and results.csv rewritten with all rows."""
+    for (harness, model, method, c), r in ROWS.items():
+        r["like_for_like_baseline"] = "baseline_no_overlap" if method in OVERLAP_OFF else "baseline"
+        for key, base_method in (("speedup", "baseline"), ("speedup_like_for_like", r["like_for_like_baseline"])):
+            base = ROWS.get((harness, model, base_method, c))
+            r[key] = round(r["output_tok_s"] / base["output_tok_s"], 3) if base and base["output_tok_s"] else None
+    rows = sorted(ROWS.values(), key=lambda r: (r["harness"], r["model"], not r["method"].startswith("baseline"),
+                                                r["method"], r["concurrency"]))
+    Path("results.json").write_text(json.dumps({"provenance": PROVENANCE, "skipped": SKIPPED,
+                                                "speedup_over": SPEEDUP_OVER, "rows": rows}, indent=2) + "\n")
+    with open("results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
 
 # %% [markdown]
 # ## Drafts and heads, local
@@ -256,15 +396,36 @@ for model, texts in PROMPTS.items():
 # One file per method, with the keys of the method notebooks on 1.1.0: trtllm-bench reads them
 # with `--extra_llm_api_options`, and the `model.yaml` of each Triton repository below holds the
 # same keys (a cell checks that it does). NGram: 04's keys (`max_matching_ngram_size` has no usable
-# default on 1.1.0: set it). Draft/Target: the YAML value `DraftTarget` and the local draft.
+# default on 1.1.0: set it), except `is_public_pool: false`. Draft/Target: the YAML value
+# `DraftTarget` and the local draft.
 # EAGLE-3: `decoding_type: Eagle` (1.1.0 has no `Eagle3` key), one-model, the local head. The
 # two-model methods turn the overlap scheduler off, as upstream's examples do.
+# `baseline_no_overlap.yaml` turns it off without speculation: the like-for-like baseline of those
+# methods.
+#
+# **Why NGram's pool is private here, unlike in 04.** With `is_public_pool: true` (04's key and
+# 1.1.0's default) NGram keeps one pattern pool for all requests and never empties it while the
+# `LLM` lives (read in `ngram.py` at a main-branch commit, 1.2.0rc3, not at the 1.1.0 tag). This
+# sweep sends the same six prompts again and again with greedy decoding, so a later copy of a
+# prompt could draft the answer an earlier copy produced: NGram would measure the replay of
+# repeated traffic, not lookup within one sequence, and its curve would depend on the harness and
+# the order of the runs (one pool for all levels behind Triton and in the LLM API, a fresh one for
+# each trtllm-bench run). With `is_public_pool: false` each request drafts from its own prompt and
+# output only, and its pool goes when it finishes: the same material the user-provided drafter
+# drafts from.
+
+# %%
+# %%writefile baseline_no_overlap.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# The target alone with the overlap scheduler off, as NGram, Draft/Target and the user-provided drafter run.
+disable_overlap_scheduler: true
 
 # %%
 # %%writefile ngram.yaml
 # specdec-guide: trtllm=1.1.0
 # specdec-guide: llm-api-yaml
-# NGram, the keys of notebook 04 (TensorRT-LLM 1.1.0).
+# NGram, notebook 04's keys (TensorRT-LLM 1.1.0) but a private pool: is_public_pool false (see above).
 disable_overlap_scheduler: true
 speculative_config:
   decoding_type: NGram
@@ -272,7 +433,7 @@ speculative_config:
   max_matching_ngram_size: 2
   is_keep_all: true
   is_use_oldest: true
-  is_public_pool: true
+  is_public_pool: false
 
 # %%
 # %%writefile draft_target.yaml
@@ -326,17 +487,21 @@ speculative_config:
 # `--num_requests` (the first N lines of the dataset), `--concurrency`, `--warmup`, `--eos_id -1`
 # (end-of-sequence off: each request yields its `output_tokens`), `--extra_llm_api_options`,
 # `--report_json`. A run's log goes to `bench/<llama or deepseek>_<method>_c<concurrency>.log`; a failing run stops
-# the cell with the log's last lines.
+# the cell with the log's last lines. Before each run the cell waits for the GPUs to be free
+# (`gpu_free.py`, above): a worker left behind by an earlier run fails that check, with its PID,
+# instead of shrinking the next run's KV cache. `baseline_no_overlap` is the target alone with the
+# options file that turns the overlap scheduler off.
 
 # %% language="bash"
 # set -euo pipefail
 # mkdir -p bench
 # rm -f bench/llama_*
-# for method in baseline ngram draft_target eagle3; do
+# for method in baseline baseline_no_overlap ngram draft_target eagle3; do
 #   for level in $SWEEP; do
 #     c=${level%:*}
 #     n=${level#*:}
 #     out="bench/llama_${method}_c$c"
+#     python3 gpu_free.py "before trtllm-bench $method, concurrency $c"
 #     if [ "$method" = baseline ]; then
 #       trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
 #         --dataset dataset_llama.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
@@ -367,6 +532,7 @@ speculative_config:
 #     c=${level%:*}
 #     n=${level#*:}
 #     out="bench/deepseek_${method}_c$c"
+#     python3 gpu_free.py "before trtllm-bench $method (DeepSeek-R1-0528), concurrency $c"
 #     trtllm-bench --model deepseek-ai/DeepSeek-R1-0528 throughput --backend pytorch --tp 8 --ep 8 \
 #       --dataset dataset_deepseek.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
 #       --extra_llm_api_options "$options" --report_json "$out.json" > "$out.log" 2>&1 \
@@ -381,16 +547,10 @@ speculative_config:
 # the average of each request's output tokens over its latency; `request_info.num_requests`) were
 # read in trtllm-bench's `reporting.py` at two main-branch commits (one of them 1.2.0rc3), not at
 # the 1.1.0 tag: if this container's report names them otherwise, the cell stops and lists what it has.
-
+# The rows so far go to `results.json` and `results.csv` at the end of the cell.
 
 # %%
-def row(harness: str, model: str, method: str, c: int, requests: int, tok_s: float, per_user: float) -> None:
-    ROWS[(harness, model, method, c)] = {
-        "harness": harness, "model": SHORT[model], "method": method, "concurrency": c, "requests": requests,
-        "output_tok_s": round(tok_s, 2), "tok_s_per_user": round(per_user, 2)}
-
-
-BENCH = [(TARGET, "llama", m) for m in ("baseline", "ngram", "draft_target", "eagle3")]
+BENCH = [(TARGET, "llama", m) for m in ("baseline", "baseline_no_overlap", "ngram", "draft_target", "eagle3")]
 if MTP_OK:
     BENCH += [(MTP_MODEL, "deepseek", m) for m in ("baseline", "mtp")]
 for model, prefix, method in BENCH:
@@ -404,8 +564,10 @@ for model, prefix, method in BENCH:
         done = (report.get("request_info") or {}).get("num_requests", n)
         row("trtllm-bench", model, method, c, done, perf["system_output_throughput_tok_s"],
             perf["output_throughput_per_user_tok_s"])
-        print(f"trtllm-bench {SHORT[model]} {method:13} c={c:<3} {done:4} requests  "
+        print(f"trtllm-bench {SHORT[model]} {method:19} c={c:<3} {done:4} requests  "
               f"{perf['system_output_throughput_tok_s']:9.1f} tok/s  {perf['output_throughput_per_user_tok_s']:8.1f} tok/s/user")
+write_results()
+print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
 
 # %% [markdown]
 # ## 2. Triton's `llmapi` model
@@ -420,7 +582,7 @@ for model, prefix, method in BENCH:
 
 # %% language="bash"
 # set -euo pipefail
-# for name in baseline ngram draft_target eagle3 deepseek_baseline mtp; do
+# for name in baseline baseline_no_overlap ngram draft_target eagle3 deepseek_baseline mtp; do
 #   repo="repo_$name"
 #   rm -rf "$repo"
 #   cp -r /app/all_models/llmapi "$repo"
@@ -448,6 +610,18 @@ triton_config:
   decoupled: true
 
 # %%
+# %%writefile repo_baseline_no_overlap/tensorrt_llm/1/model.yaml
+# specdec-guide: trtllm=1.1.0
+# The target alone with the overlap scheduler off: the like-for-like baseline.
+model: meta-llama/Llama-3.1-8B-Instruct
+backend: pytorch
+tensor_parallel_size: 1
+disable_overlap_scheduler: true
+triton_config:
+  max_batch_size: 0
+  decoupled: true
+
+# %%
 # %%writefile repo_ngram/tensorrt_llm/1/model.yaml
 # specdec-guide: trtllm=1.1.0
 model: meta-llama/Llama-3.1-8B-Instruct
@@ -460,7 +634,7 @@ speculative_config:
   max_matching_ngram_size: 2
   is_keep_all: true
   is_use_oldest: true
-  is_public_pool: true
+  is_public_pool: false
 triton_config:
   max_batch_size: 0
   decoupled: true
@@ -527,7 +701,8 @@ triton_config:
 # %%
 import yaml
 
-for name, options in (("ngram", "ngram.yaml"), ("draft_target", "draft_target.yaml"), ("eagle3", "eagle3.yaml"),
+for name, options in (("baseline_no_overlap", "baseline_no_overlap.yaml"), ("ngram", "ngram.yaml"),
+                      ("draft_target", "draft_target.yaml"), ("eagle3", "eagle3.yaml"),
                       ("deepseek_baseline", "deepseek_r1.yaml"), ("mtp", "mtp_deepseek_r1.yaml")):
     served = yaml.safe_load(Path(f"repo_{name}/tensorrt_llm/1/model.yaml").read_text())
     for key, value in yaml.safe_load(Path(options).read_text()).items():
@@ -550,7 +725,11 @@ for name, options in (("ngram", "ngram.yaml"), ("draft_target", "draft_target.ya
 # background and returns; readiness is polled with a deadline (and fails early, with the log's
 # tail, if the server exits), and the server is stopped in a `finally` whatever happens. It is
 # stopped by name: `start_triton` refuses to start while another `tritonserver` runs, so the one
-# stopped is the one it started.
+# stopped is the one it started. No `tritonserver` process left does not yet mean a free GPU: the
+# engine runs in the Python backend's stub and the worker its `LLM` started, which can outlive the
+# server. So `stop_triton` then waits for `gpu_free.py` (no compute process listed, memory back to
+# idle, within 300 s) and fails with the leftover PIDs; `start_triton` runs the same check first.
+# After each server, `results.json` and `results.csv` are written again with every row so far.
 
 # %%
 TRITON = "http://127.0.0.1:8000"
@@ -564,6 +743,7 @@ def tritonserver_running() -> bool:
 def start_triton(name: str, world_size: int) -> None:
     if tritonserver_running():
         raise RuntimeError("a tritonserver already runs in this container; stop it before this cell")
+    gpu_free(f"before tritonserver ({name})")
     with open(f"triton_{name}.log", "w") as log:  # the server, started in the background, writes here
         subprocess.run([sys.executable, "/app/scripts/launch_triton_server.py", "--model_repo", str(WORK / f"repo_{name}"),
                         "--world_size", str(world_size)], stdout=log, stderr=subprocess.STDOUT, check=True)
@@ -592,6 +772,7 @@ def stop_triton(timeout_s: float = 300) -> None:
         if time.monotonic() - started > timeout_s:
             subprocess.run(["pkill", "-KILL", "-x", "tritonserver"], check=False)
         time.sleep(1)
+    gpu_free("after stopping tritonserver")  # the stub and the LLM's worker, not tritonserver, hold the engine
 
 
 def generate(prompt: str) -> tuple[str, float]:
@@ -618,10 +799,11 @@ def sweep_triton(model: str, method: str) -> None:
         tokens = [len(tokenizer.encode(text, add_special_tokens=False)) for text, _ in answers]
         per_user = sum(t / latency for t, (_, latency) in zip(tokens, answers)) / n
         row("triton", model, method, c, n, sum(tokens) / wall, per_user)
-        print(f"triton {SHORT[model]} {method:13} c={c:<3} {n:4} requests  {sum(tokens):6} tokens in {wall:7.1f} s")
+        print(f"triton {SHORT[model]} {method:19} c={c:<3} {n:4} requests  {sum(tokens):6} tokens in {wall:7.1f} s")
 
 
-TRITON_RUNS = [("baseline", TARGET, "baseline", 1, 3600), ("ngram", TARGET, "ngram", 1, 3600),
+TRITON_RUNS = [("baseline", TARGET, "baseline", 1, 3600),
+               ("baseline_no_overlap", TARGET, "baseline_no_overlap", 1, 3600), ("ngram", TARGET, "ngram", 1, 3600),
                ("draft_target", TARGET, "draft_target", 1, 3600), ("eagle3", TARGET, "eagle3", 1, 3600)]
 if MTP_OK:  # 07 waits up to 5400 s for a DeepSeek-R1 server (a first download included)
     TRITON_RUNS += [("deepseek_baseline", MTP_MODEL, "baseline", 8, 5400), ("mtp", MTP_MODEL, "mtp", 8, 5400)]
@@ -633,36 +815,50 @@ for name, model, method, world_size, ready_s in TRITON_RUNS:
         wait_ready(name, ready_s)
         sweep_triton(model, method)
     finally:
+        write_results()  # the rows so far, whatever happens next
         stop_triton()
 
 # %% [markdown]
 # ## 3. The LLM API: a user-provided drafter
 #
-# The drafter of [User-provided drafters](../user_provided.md), written out here: it proposes what
-# followed the latest earlier occurrence of the sequence's last tokens. It subclasses 1.1.0's
+# The drafter of [User-provided drafters](../user_provided.md), the same class, written to a file
+# in the work folder: it proposes what followed the latest earlier occurrence of the sequence's
+# last tokens. It subclasses 1.1.0's
 # `Drafter` (`prepare_draft_tokens(scheduled_requests, resource_manager=None)`; the base
 # constructor takes only `max_concurrency`; `max_draft_tokens` is read by the base class's CUDA-graph
 # padding), an interface the guide's snapshot read at 1.1.0rc6, not at the release tag. The
-# baseline and NGram run in the same harness, with the same prompts and levels, so that the
-# drafter's speed-up has a baseline and a built-in drafter of the same kind beside it.
+# baselines (overlap scheduler on and off) and NGram run in the same harness, with the same prompts
+# and levels, so that the drafter's speed-up has both baselines and a built-in drafter of the same
+# kind beside it. The drafter matches at most 2 tail tokens, as NGram's `max_matching_ngram_size`.
+#
+# **Why a file, not a cell.** That page keeps the drafter in a file next to the script for this
+# reason: on one GPU the 1.1.0 `LLM` runs its executor in a worker process that it starts through
+# mpi4py, and the LLM's arguments, the drafter object inside `speculative_config` included, travel
+# there pickled (read in the 1.1.0 sources of `llm.py` and `mpi_session.py`, not run on a GPU).
+# A pickled object names its class by module: a class defined in a notebook cell
+# belongs to the kernel's `__main__`, which the worker cannot import, so `LLM(...)` would fail for
+# this run. A class imported from `prompt_lookup_drafter.py` unpickles wherever that file can be
+# imported, and 1.1.0 starts the worker pool with the kernel's `sys.path` (`MpiPoolSession`), so the
+# cell after the file puts the work folder, as an absolute path, on `sys.path` before the first
+# `LLM(...)`.
 #
 # The requests go through `generate_async`, awaited as in the 1.1.0 example "Generate text
 # asynchronously", at most c at a time. The kernel already runs an event loop, so the sweep runs
 # its own in a worker thread. Output tokens are the token ids each request returned.
 
 # %%
-import asyncio
+# %%writefile prompt_lookup_drafter.py
+# specdec-guide: trtllm=1.1.0
+"""The prompt-lookup drafter of the guide's page User-provided drafters, in a file the LLM's worker can import."""
 
-from tensorrt_llm import LLM, SamplingParams
 from tensorrt_llm._torch.speculative.drafter import Drafter
-from tensorrt_llm.llmapi import NGramDecodingConfig, UserProvidedDecodingConfig
 
 
 class PromptLookupDrafter(Drafter):
     """Propose the continuation of the latest earlier occurrence of the sequence's tail."""
 
     def __init__(self, max_draft_len: int = 4, max_matching_ngram_size: int = 3):
-        super().__init__()  # 1.1.0's Drafter takes only max_concurrency (default None)
+        super().__init__()  # TensorRT-LLM 1.1.0's Drafter takes only max_concurrency (default None)
         self.max_draft_len = max_draft_len
         self.max_draft_tokens = max_draft_len  # read by the base class's CUDA-graph padding helper
         self.max_matching_ngram_size = max_matching_ngram_size
@@ -673,14 +869,27 @@ class PromptLookupDrafter(Drafter):
             request.py_draft_tokens = self.lookup(list(request.get_tokens(0)))
 
     def lookup(self, tokens: list[int]) -> list[int]:
+        # Longest tail first: a 3-token match predicts better than a 1-token one.
         for size in range(min(self.max_matching_ngram_size, len(tokens) - 1), 0, -1):
             tail = tokens[-size:]
+            # Scan backwards so the most recent occurrence wins; exclude the tail itself.
             for start in range(len(tokens) - size - 1, -1, -1):
-                if tokens[start:start + size] == tail:
-                    follow = tokens[start + size:start + size + self.max_draft_len]
+                if tokens[start : start + size] == tail:
+                    follow = tokens[start + size : start + size + self.max_draft_len]
                     if follow:
                         return follow
         return []
+
+# %%
+import asyncio
+
+if str(WORK) not in sys.path:  # before the first LLM(...): its worker pool gets this sys.path
+    sys.path.insert(0, str(WORK))
+from prompt_lookup_drafter import PromptLookupDrafter
+from tensorrt_llm import LLM, SamplingParams
+from tensorrt_llm.llmapi import NGramDecodingConfig, UserProvidedDecodingConfig
+
+assert PromptLookupDrafter.__module__ == "prompt_lookup_drafter", PromptLookupDrafter.__module__
 
 
 async def one_level(llm, batch: list[str], params, c: int):
@@ -713,54 +922,54 @@ def sweep_llm_api(method: str, make_llm) -> None:
             done, wall = in_worker_loop(one_level(llm, batch, params, c))
             tokens = sum(t for t, _ in done)
             row("llm-api", TARGET, method, c, n, tokens / wall, sum(t / latency for t, latency in done) / n)
-            print(f"llm-api {SHORT[TARGET]} {method:13} c={c:<3} {n:4} requests  {tokens:6} tokens in {wall:7.1f} s")
+            print(f"llm-api {SHORT[TARGET]} {method:19} c={c:<3} {n:4} requests  {tokens:6} tokens in {wall:7.1f} s")
     finally:
+        write_results()  # the rows so far, whatever happens next
         llm.shutdown()
 
 
 sweep_llm_api("baseline", lambda: LLM(model=TARGET))
+sweep_llm_api("baseline_no_overlap", lambda: LLM(model=TARGET, disable_overlap_scheduler=True))
 sweep_llm_api("ngram", lambda: LLM(
     model=TARGET, disable_overlap_scheduler=True,
     speculative_config=NGramDecodingConfig(max_draft_len=4, max_matching_ngram_size=2, is_keep_all=True,
-                                           is_use_oldest=True, is_public_pool=True)))
+                                           is_use_oldest=True, is_public_pool=False)))
 sweep_llm_api("user_provided", lambda: LLM(
     model=TARGET, disable_overlap_scheduler=True,
-    speculative_config=UserProvidedDecodingConfig(drafter=PromptLookupDrafter(max_draft_len=4), max_draft_len=4)))
+    speculative_config=UserProvidedDecodingConfig(
+        drafter=PromptLookupDrafter(max_draft_len=4, max_matching_ngram_size=2), max_draft_len=4)))
 
 # %% [markdown]
 # ## The results, stored
 #
-# `results.json` (the provenance, the skipped pairs with their reasons, and one row per run) and
-# `results.csv` (the rows): harness, model, method, concurrency, requests, output tokens/s,
-# tokens/s per user, and the speed-up over the baseline of the same harness and model at the same
-# concurrency (1.0 for the baseline itself).
+# `results.json` and `results.csv`, written once more with every row (the sections wrote them as
+# they went), and the table: harness, model, method, overlap scheduler, concurrency, requests,
+# output tokens/s, tokens/s per user, then the two speed-ups of the same harness and model at the
+# same concurrency: over `baseline` (overlap scheduler on), and like for like over the baseline
+# named beside it (1.0 for a baseline over itself). `results.json` says what each column divides by.
 
 # %%
-import csv
+rows = write_results()
 
-COLUMNS = ["harness", "model", "method", "concurrency", "requests", "output_tok_s", "tok_s_per_user", "speedup"]
-for (harness, model, method, c), r in ROWS.items():
-    base = ROWS.get((harness, model, "baseline", c))
-    r["speedup"] = round(r["output_tok_s"] / base["output_tok_s"], 3) if base and base["output_tok_s"] else None
-rows = sorted(ROWS.values(), key=lambda r: (r["harness"], r["model"], r["method"] != "baseline", r["method"],
-                                            r["concurrency"]))
-Path("results.json").write_text(json.dumps({"provenance": PROVENANCE, "skipped": SKIPPED, "rows": rows}, indent=2) + "\n")
-with open("results.csv", "w", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=COLUMNS)
-    writer.writeheader()
-    writer.writerows(rows)
-print(f"{'harness':13} {'model':22} {'method':14} {'conc':>4} {'reqs':>5} {'tok/s':>9} {'tok/s/user':>10} {'speed-up':>8}")
+
+def times(value) -> str:
+    return f"{value:6.2f}" if value is not None else f"{'-':>6}"
+
+
+print(f"{'harness':13} {'model':22} {'method':19} {'overlap':7} {'conc':>4} {'reqs':>5} {'tok/s':>9} "
+      f"{'tok/s/user':>10} {'x baseline':>10}  x like-for-like baseline")
 for r in rows:
-    speedup = f"{r['speedup']:8.2f}" if r["speedup"] is not None else f"{'-':>8}"
-    print(f"{r['harness']:13} {r['model']:22} {r['method']:14} {r['concurrency']:4} {r['requests']:5} "
-          f"{r['output_tok_s']:9.1f} {r['tok_s_per_user']:10.1f} {speedup}")
+    print(f"{r['harness']:13} {r['model']:22} {r['method']:19} {r['overlap_scheduler']:7} {r['concurrency']:4} "
+          f"{r['requests']:5} {r['output_tok_s']:9.1f} {r['tok_s_per_user']:10.1f} {times(r['speedup']):>10}  "
+          f"{times(r['speedup_like_for_like'])} ({r['like_for_like_baseline']})")
 for s in SKIPPED:
     print(f"skipped: {s['method']} in {s['harness']}: {s['reason']}")
 print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
 
 # %% [markdown]
-# The plot: per harness, output tokens/s (top) and the speed-up over the baseline (bottom) against
-# concurrency, with the provenance underneath. matplotlib comes with TensorRT-LLM's requirements
+# The plot: per harness, output tokens/s (top) and the speed-ups (bottom: solid over `baseline`;
+# dashed, for the methods run without the overlap scheduler, like for like over `baseline_no_overlap`)
+# against concurrency, with the provenance underneath. matplotlib comes with TensorRT-LLM's requirements
 # (read on a main-branch commit, not at 1.1.0); if this container lacks it, the cell says so and
 # the table above stands alone.
 
@@ -780,10 +989,13 @@ else:
             xs = [p["concurrency"] for p in points]
             axes[0][col].plot(xs, [p["output_tok_s"] for p in points], marker="o", label=label)
             if method != "baseline":  # the baseline is the grey line at 1.0
-                axes[1][col].plot(xs, [p["speedup"] for p in points], marker="o", label=label)
+                line, = axes[1][col].plot(xs, [p["speedup"] for p in points], marker="o", label=label)
+            if method in OVERLAP_OFF and method != "baseline_no_overlap":  # like for like, same colour, dashed
+                axes[1][col].plot(xs, [p["speedup_like_for_like"] for p in points], marker="o", linestyle="--",
+                                  color=line.get_color(), label=f"{label} over baseline_no_overlap")
         axes[0][col].set_title(harness)
         axes[0][col].set_ylabel("output tokens/s")
-        axes[1][col].set_ylabel("speed-up over the baseline")
+        axes[1][col].set_ylabel("speed-up (dashed: over baseline_no_overlap)")
         axes[1][col].axhline(1.0, color="grey", linewidth=0.8)
         for ax in (axes[0][col], axes[1][col]):
             ax.set_xscale("log", base=2)
@@ -802,16 +1014,27 @@ else:
 # ## Reading it
 #
 # - In each harness, follow a method's speed-up from concurrency 1 to 64. Speculation spends spare
-#   GPU compute on drafts; as the batch grows that spare compute shrinks, and the level where the
-#   speed-up reaches 1.0 is where speculation stops paying on this GPU for these prompts
+#   GPU compute on drafts; as the batch grows that spare compute shrinks
 #   ([Choosing a method](../choosing_a_method.md) explains the cost of checking drafts as the batch
-#   grows).
+#   grows). For EAGLE-3 and MTP, which keep the overlap scheduler as `baseline` does, the level where
+#   the speed-up falls to 1.0 marks where speculation stops paying on this GPU for these prompts.
+# - NGram, Draft/Target and the user-provided drafter run with the overlap scheduler off, so their
+#   speed-up over `baseline` also counts the loss of the overlap scheduler: it says what switching
+#   from the default deployment to the method gains or costs at that concurrency, and where it
+#   falls to 1.0 is not where checking drafts alone stops paying. Their like-for-like speed-up, over
+#   `baseline_no_overlap`, leaves the scheduler out; `baseline_no_overlap`'s own speed-up over
+#   `baseline` is what turning the overlap scheduler off costs at each level.
 # - Compare methods within a harness, not harnesses with each other: trtllm-bench generates the
 #   whole output budget, the two clients stop at the end-of-sequence token, and only the Triton
 #   runs pay for HTTP and a Python model in front of the engine.
-# - The user-provided drafter and NGram propose the same kind of drafts (what followed an earlier
-#   occurrence of the last tokens); their two rows in the LLM API harness show what drafting in
-#   Python costs next to the built-in drafter.
+# - The user-provided drafter and NGram (with a private pool here) both propose what followed an
+#   earlier occurrence of the sequence's last tokens, from that sequence only: up to 4 tokens, after
+#   a tail of at most 2, the longest tail first. They still differ in which occurrence: NGram, with
+#   04's `is_use_oldest` and `is_keep_all`, proposes the oldest of the longest continuations it has
+#   stored for the tail, the drafter the continuation of the latest occurrence; and NGram updates
+#   its pool step by step, while the drafter scans the whole sequence at every step. So compare
+#   their LLM API rows with both differences in mind (and with each other like for like: both run
+#   without the overlap scheduler), not as the cost of the drafting code alone.
 # - Acceptance is not in this table. [Reading the numbers](../reading_the_numbers.md) says what
 #   each acceptance figure means and which ones 1.1.0 leaves at zero; the method notebooks measure
 #   it as output tokens per target iteration.
