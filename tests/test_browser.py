@@ -370,7 +370,12 @@ _CALC_INTERACT = """() => {
   set('count_overlap', false); out.no_overlap = shown(); set('count_overlap', true);
   set('acceptance', 'abc'); out.bad_acceptance = shown();
   set('acceptance', '2.5'); set('batch', '500'); out.bad_batch = shown();
-  set('batch', '1'); set('form', 'mtp'); out.no_draft_cost = shown();
+  set('verify_cost', '2.0'); out.own_verify = shown(); set('verify_cost', '');
+  set('batch', '0x10'); out.hex_batch = shown();
+  set('batch', '1'); set('draft_cost', '1e400'); out.huge_cost = shown(); set('draft_cost', '');
+  set('kind', 'rate'); set('acceptance', '0'); out.rate_zero = shown();
+  set('kind', 'length'); set('acceptance', '2.5');
+  set('form', 'mtp'); out.no_draft_cost = shown();
   set('draft_cost', '-1'); out.negative_cost = shown();
   const ex = root.querySelector('[name="example"]');
   out.examples = ex.options.length - 1;
@@ -448,6 +453,12 @@ def test_the_calculator_answers_a_reader(visits):
                          ("no_draft_cost", "no measured figure for MTP"),
                          ("negative_cost", "the draft cost is a number of at least 0")):
         assert message in seen[key] and "NaN" not in seen[key] and "Predicted" not in seen[key], (key, seen[key])
+    # a batch outside the measurement is priced with the reader's own v; no hex, no infinity
+    assert "Predicted speed-up" in seen["own_verify"] and "v = 2.000: given" in seen["own_verify"], seen
+    assert "the batch size is a whole number" in seen["hex_batch"], seen
+    assert "the draft cost is a number" in seen["huge_cost"] and "0.00x" not in seen["huge_cost"], seen
+    # TensorRT-LLM 1.1.0/1.2.1's per-request acceptance_rate of 0 is flagged, not taken at face value
+    assert "Predicted speed-up" in seen["rate_zero"] and "counters are not filled" in seen["rate_zero"], seen
     assert seen["examples"] >= 2, seen
     assert "Predicted speed-up" in seen["example"] and "estimate" in seen["example_source"], seen
 

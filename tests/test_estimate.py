@@ -258,8 +258,9 @@ def _echo_log(tmp_path: Path) -> Path:
 
 
 # What the overlap scheduler's absence costs NGram per step, as schemas/overlap_cost.yaml sources it
-# (SGLang's 5-10 %): written here independently of that file, so a changed figure fails a test.
-OVERLAP_TAX = (0.05, 0.10)
+# (TensorRT-LLM blog 2's 1.03x to SGLang's 1.1x): written here independently of that file, so a changed
+# figure fails a test.
+OVERLAP_TAX = (0.03, 0.10)
 
 
 @pytest.mark.parametrize("extra, verify, tax", [
@@ -278,7 +279,7 @@ def test_the_printed_columns_reproduce_the_printed_speedup(tiny_models, tmp_path
     out = capsys.readouterr().out
     v = _measured(verify[1], 5) if isinstance(verify, tuple) else verify
     assert f"verification {v:.3f} (" in out
-    assert ("each step 1.05-1.10x as long" in out) == (tax != (0.0, 0.0)), out
+    assert ("each step 1.03-1.10x as long" in out) == (tax != (0.0, 0.0)), out
     rows = _rows(out)
     assert len(rows) == len(PROMPTS) + 1
     checked = 0

@@ -16,7 +16,7 @@ from specdec_guide.diagnostics import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 VERIFY_JSON = ROOT / "benchmarks" / "results" / "verify_cost.json"
-OVERLAP_TAX = (0.05, 0.10)  # SGLang's 5-10 %, as schemas/overlap_cost.yaml sources it
+OVERLAP_TAX = (0.03, 0.10)  # TensorRT-LLM blog 2 (1.03x) to SGLang (1.1x), as schemas/overlap_cost.yaml sources it
 
 
 def _ms(kind: str, batch: int, q: int = 1) -> float:
@@ -96,12 +96,12 @@ def test_the_cli_prices_an_acceptance_figure_as_predict_does(capsys):
     v = _ms("target", 16, 5) / _ms("target", 16, 1)
     reading = 3.0 / (4 * 0.05 + v)
     assert got["acceptance_length"] == pytest.approx(3.0)
-    assert got["speedup_range"] == [pytest.approx(reading / 1.10), pytest.approx(reading / 1.05)]
+    assert got["speedup_range"] == [pytest.approx(reading / 1.10), pytest.approx(reading / 1.03)]
     assert cli.main(["estimate", "--acceptance-length", "3", "--max-draft-len", "4", "--method", "ngram"]) == 0
     out = capsys.readouterr().out
     assert "counted:" in out and "verification" in out and "overlap scheduler off for NGram" in out
     v1 = _ms("target", 1, 5) / _ms("target", 1, 1)
-    assert f"predicted speed-up: {3 / v1 / 1.10:.2f}-{3 / v1 / 1.05:.2f}x" in out, out
+    assert f"predicted speed-up: {3 / v1 / 1.10:.2f}-{3 / v1 / 1.03:.2f}x" in out, out
 
 
 @pytest.mark.parametrize("args, message", [

@@ -13,7 +13,7 @@
   function between(points, x, what) {
     const first = points[0], last = points[points.length - 1];
     if (x < first || x > last) {
-      throw new Error(`${what} ${x} is outside the measured ${first}-${last}: give your own verification cost`);
+      throw new Error(`${what} ${x} is outside the measured ${first}-${last}: enter your own verification cost v`);
     }
     return [Math.max(...points.filter((p) => p <= x)), Math.min(...points.filter((p) => p >= x))];
   }
@@ -102,13 +102,16 @@
         overlap = `kept on by the release for ${form.label}, nothing to charge`;
       } else if (inputs.countOverlap) {
         tax = [data.overlap.low, data.overlap.high];
-        overlap = `off for ${form.label}: each step ${(1 + tax[0]).toFixed(2)}-${(1 + tax[1]).toFixed(2)}x as long (${data.overlap.source})`;
+        const why = form.why === "guide_config"
+          ? "as this guide configures it, disable_overlap_scheduler: true; untick the box if yours keeps it"
+          : "the release turns it off";
+        overlap = `off for ${form.label} (${why}): each step ${(1 + tax[0]).toFixed(2)}-${(1 + tax[1]).toFixed(2)}x as long (${data.overlap.source})`;
       } else {
         overlap = `off for ${form.label}: not counted`;
       }
       const reading = tokens / (k * c + v);
       const [low, high] = speedupRange([reading], tax);
-      return {form, k, tokens, c, cSource, v, vSource, tax, overlap, reading, low, high};
+      return {form, k, kind: inputs.kind, value: inputs.value, tokens, c, cSource, v, vSource, tax, overlap, reading, low, high};
     }
 
     return {compute, acceptanceLength, verifyCost, draftCost};
@@ -116,10 +119,13 @@
 
   function fmt(x, digits) { return x.toFixed(digits); }
 
+  // Decimal notation only ("0x10", "1e400" and "Infinity" are refused, as Python's float() would not take
+  // the first and the command refuses what is not finite).
+  const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
   function parseNumber(text) {
     const t = String(text).trim();
-    if (t === "") return NaN;
-    return Number(t);
+    const x = DECIMAL.test(t) ? Number(t) : NaN;
+    return Number.isFinite(x) ? x : NaN;
   }
 
   function readInputs(root) {
@@ -138,7 +144,10 @@
     const draftText = get("draft_cost").value;
     const draftCost = draftText.trim() === "" ? null : parseNumber(draftText);
     if (draftCost !== null && Number.isNaN(draftCost)) throw new Error("the draft cost is a number (or empty: the method's own)");
-    return {form: get("form").value, k, kind, value, batch, draftCost, verifyCost: null,
+    const verifyText = get("verify_cost").value;
+    const verifyCost = verifyText.trim() === "" ? null : parseNumber(verifyText);
+    if (verifyCost !== null && Number.isNaN(verifyCost)) throw new Error("the verification cost is a number (or empty: looked up)");
+    return {form: get("form").value, k, kind, value, batch, draftCost, verifyCost,
             countVerify: get("count_verify").checked, countOverlap: get("count_overlap").checked};
   }
 
@@ -157,7 +166,11 @@
     }
     const range = r.low === r.high ? `${fmt(r.low, 2)}x` : `${fmt(r.low, 2)}-${fmt(r.high, 2)}x`;
     const taxed = r.tax[1] === 0 ? "" : ` / (1 + ${fmt(r.tax[1], 2)} .. ${fmt(r.tax[0], 2)})`;
-    const figures = data.figures.filter((f) => f.method === r.form.method || f.method === r.form.id);
+    const figures = data.figures.filter((f) => f.method === r.form.method);
+    const zeroRate = r.kind === "rate" && r.value === 0
+      ? `<p class="calc-note">An acceptance rate of 0 is what TensorRT-LLM 1.1.0 and 1.2.1 report per request with ` +
+        `TorchSampler whatever was accepted (the counters are not filled): measure acceptance another way ` +
+        `(<a href="#see-that-it-works-on-your-server">see below</a>) before reading this answer.</p>` : "";
     out.innerHTML =
       `<p class="calc-answer">Predicted speed-up: <strong data-calc-speedup>${range}</strong></p>` +
       `<p>= ${fmt(r.tokens, 3)} / (${r.k} &times; ${fmt(r.c, 3)} + ${fmt(r.v, 3)})${taxed}</p>` +
@@ -166,7 +179,7 @@
       `<li>draft <i>c</i> = ${fmt(r.c, 3)} per draft token: ${esc(r.cSource)}</li>` +
       `<li>verification <i>v</i> = ${fmt(r.v, 3)}: ${esc(r.vSource)}</li>` +
       `<li>overlap scheduler: ${esc(r.overlap)}</li></ul>` +
-      (figures.length ? `<p>Published figures for this method (upstream, their own conditions): ${figures.length} row(s) in ` +
+      zeroRate + (figures.length ? `<p>Published figures for this method (upstream, their own conditions): ${figures.length} row(s) in ` +
         `<a href="#published-figures-by-batch-size">the table below</a>.</p>` : "");
   }
 

@@ -161,6 +161,12 @@ def _code(text: str) -> str:
     return f"<code>{html.escape(text)}</code>".replace("|", "&#124;")
 
 
+def _cell(text: str) -> str:
+    """Link text inside a table cell: a title's ``<|channel|>`` survives as text, and its pipes do not
+    split the cell."""
+    return html.escape(text, quote=False).replace("|", "&#124;")
+
+
 def _status(track: str, verdict: dict) -> str:
     label = {"affected": "affected", "not_affected": "not affected", "fixed": "fixed",
              "unknown": "unknown"}[verdict["status"]]
@@ -186,9 +192,10 @@ def markdown(notes: tuple[Note, ...] | None = None) -> str:
         out.append("")
     errored = sorted(((e, n) for n in notes for e in n.errors), key=lambda p: p[0].lower())
     out += ["## By error message", "",
-            "The exact text each report printed: paste yours into the site's search, or find it here.", "",
+            "The text each report printed. Paths, ids and numbers in a message differ between runs: look for a "
+            "distinctive phrase of yours here, or in the site's search.", "",
             "| Error text | Note |", "| --- | --- |"]
-    out += [f"| {_code(e)} | [{n.title.replace('|', '/')}](#{n.id}) |" for e, n in errored]
+    out += [f"| {_code(e)} | [{_cell(n.title)}](#{n.id}) |" for e, n in errored]
     out += ["", "## The notes", ""]
     for n in notes:
         out.append(f"### {n.title} {{ #{n.id} }}")

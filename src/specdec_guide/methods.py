@@ -68,6 +68,8 @@ def _cost(cost, where: str) -> dict | None:
         if not (isinstance(f, dict) and isinstance(f.get("id"), str) and isinstance(f.get("label"), str)
                 and isinstance(f.get("overlap_scheduler"), bool)):
             raise UserError(f"{where}: each of cost.forms needs id, label and overlap_scheduler (true or false)")
+        if f["overlap_scheduler"] is False and f.get("why") not in ("release", "guide_config"):
+            raise UserError(f"{where}: a form without the overlap scheduler says why: release or guide_config")
     draft = cost.get("draft_cost")
     if not (draft is None or draft == "draft_pass" or (isinstance(draft, (int, float)) and not isinstance(draft, bool)
                                                        and draft >= 0)):

@@ -9,8 +9,9 @@ at the same batch size, and each one says where its figure comes from:
   stored draft-pass measurement for Draft/Target; the reader's own figure otherwise);
 - verification: ``v``, the target pass that checks ``k + 1`` tokens per sequence, looked up at the
   batch size in a stored measurement (:class:`VerifyTable`; 1 when not counted);
-- the overlap scheduler: a method the release runs without it (NGram, Draft/Target, two-model
-  EAGLE-3, user-provided drafters) pays a tax on every step, a range from ``schemas/overlap_cost.yaml``.
+- the overlap scheduler: a form that runs without it (NGram and user-provided drafters, which the
+  release runs without it; Draft/Target and two-model EAGLE-3 as this guide configures them) pays a
+  tax on every step, a range from ``schemas/overlap_cost.yaml``.
 
 The speed-up is ``L / ((k * c + v) * (1 + tax))``, with ``L`` the acceptance length (tokens per
 target step). An acceptance figure becomes ``L`` as follows: a mean acceptance length is ``L``; an
@@ -220,8 +221,14 @@ def overlap_tax() -> OverlapTax:
         raise UserError(f"{OVERLAP_PATH}:1:1: expected tax: {{low, high, source: [keys of sources]}}") from None
     if not 0.0 <= low <= high:
         raise UserError(f"{OVERLAP_PATH}:1:1: tax needs 0 <= low <= high")
-    return OverlapTax(low, high, "SGLang's figures, not TensorRT-LLM's: src/specdec_guide/schemas/overlap_cost.yaml",
-                      tuple(urls))
+    return OverlapTax(low, high, "TensorRT-LLM's one figure to SGLang's, the same at every batch size: "
+                      "src/specdec_guide/schemas/overlap_cost.yaml", tuple(urls))
+
+
+# Why a form runs without the overlap scheduler (methods.yaml's cost.forms[].why), in the output's words.
+WITHOUT_OVERLAP = {"release": "the release turns it off",
+                   "guide_config": "as this guide configures it, disable_overlap_scheduler: true; "
+                                   "--no-overlap-cost if yours keeps it"}
 
 
 @dataclass(frozen=True)
@@ -231,7 +238,8 @@ class Form:
     id: str
     label: str
     method: str
-    overlap_scheduler: bool  # kept on by the release (False: the step pays the overlap tax)
+    overlap_scheduler: bool  # kept on (False: the step pays the overlap tax)
+    why: str | None  # without it because of the release, or of this guide's configuration (guide_config)
     draft_cost: float | str | None  # a number, "draft_pass" or None (the reader gives it)
     draft_cost_source: str
 
@@ -244,8 +252,8 @@ def forms() -> tuple[Form, ...]:
     for m in methods.load():
         cost = m.cost or {}
         for f in cost.get("forms") or []:
-            out.append(Form(f["id"], f["label"], m.id, bool(f["overlap_scheduler"]), cost.get("draft_cost"),
-                            cost.get("draft_cost_source", "")))
+            out.append(Form(f["id"], f["label"], m.id, bool(f["overlap_scheduler"]), f.get("why"),
+                            cost.get("draft_cost"), cost.get("draft_cost_source", "")))
     return tuple(out)
 
 
@@ -315,12 +323,12 @@ def costs(form_id: str, draft_len: int, batch: int, *, draft_cost: float | None 
     counted = [f"draft {c:.3f} per draft token ({c_source})", f"verification {verify.factor:.3f} ({verify.source})"]
     if f.overlap_scheduler:
         tax = (0.0, 0.0)
-        counted.append(f"overlap scheduler: kept on by the release for {f.label}, nothing to charge")
+        counted.append(f"overlap scheduler: kept on for {f.label}, nothing to charge")
     elif count_overlap:
         t = overlap_tax()
         tax = (t.low, t.high)
-        counted.append(f"overlap scheduler off for {f.label}: each step {1 + t.low:.2f}-{1 + t.high:.2f}x as long "
-                       f"({t.source})")
+        counted.append(f"overlap scheduler off for {f.label} ({WITHOUT_OVERLAP[f.why]}): each step "
+                       f"{1 + t.low:.2f}-{1 + t.high:.2f}x as long ({t.source})")
     else:
         tax = (0.0, 0.0)
         counted.append(f"overlap scheduler off for {f.label}: not counted")
@@ -332,5 +340,6 @@ def calculator_data() -> dict:
     t = overlap_tax()
     table = verify_table()
     return {"verify": table.as_data(), "overlap": {"low": t.low, "high": t.high, "source": t.source, "urls": list(t.urls)},
-            "forms": [{"id": f.id, "label": f.label, "overlap_scheduler": f.overlap_scheduler,
+            "forms": [{"id": f.id, "method": f.method, "label": f.label, "overlap_scheduler": f.overlap_scheduler,
+                       "why": f.why,
                        "draft_cost": f.draft_cost, "draft_cost_source": f.draft_cost_source} for f in forms()]}

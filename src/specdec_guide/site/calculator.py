@@ -24,8 +24,8 @@ ESTIMATE_OUT = payoff.ROOT / "snippets" / "tools" / "output" / "estimate.out"
 METRICS = {"speedup": "speed-up", "acceptance_length": "acceptance length", "acceptance_rate": "acceptance rate",
            "tokens_per_s_per_user": "tokens/s per user", "throughput_tokens_per_s": "throughput, tokens/s",
            "latency_ms": "latency, ms"}
-# The methods of the published rows, as the calculator's forms name them.
-FORM_OF = {"ngram": "ngram", "draft_target": "draft_target", "eagle3": "eagle3", "eagle": "eagle3", "mtp": "mtp"}
+# The methods of the published rows that the calculator's forms price (EAGLE-1/2 rows, "eagle", are not EAGLE-3).
+FORM_OF = {"ngram": "ngram", "draft_target": "draft_target", "eagle3": "eagle3", "mtp": "mtp"}
 
 
 @lru_cache(maxsize=1)
@@ -105,8 +105,7 @@ def examples() -> list[dict]:
 
 def data() -> dict:
     fig = published()
-    figures = [{"method": FORM_OF.get(r["method"], r["method"]), "metric": r["metric"], "value": r["value"]}
-               for r in fig["figures"]]
+    figures = [{"method": r["method"], "metric": r["metric"], "value": r["value"]} for r in fig["figures"]]
     return {**payoff.calculator_data(), "examples": examples(), "figures": figures}
 
 
@@ -120,16 +119,21 @@ def figures_table() -> str:
     """One Markdown row per published figure, grouped by framework and method."""
     fig = published()
     order = {"TensorRT-LLM": 0, "vLLM": 1, "SGLang": 2}
-    rows = sorted(fig["figures"], key=lambda r: (order.get(r["framework"], 9), r["method"], r["source"]))
-    lines = ["| Framework, method | Model and drafter | Hardware | Load | Figure | Source |",
+    # Within a framework, the methods this guide teaches first; "other" (a method after the pinned releases) last.
+    rows = sorted(fig["figures"], key=lambda r: (order.get(r["framework"], 9), r["method"] == "other", r["method"],
+                                                 r["source"]))
+    lines = ["| Framework, method | Model and drafter | Hardware, data | Load | Figure | Source |",
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         src = fig["sources"][r["source"]]
         version = f" {r['framework_version']}" if r.get("framework_version") else ""
         drafter = f"; {r['drafter']}" if r.get("drafter") else ""
         k = f", k = {r['draft_len']}" if r.get("draft_len") else ""
-        cells = [f"{r['framework']}{version}, {r['method']}", f"{r['target']}{drafter}{k}", r.get("hardware") or "-",
-                 _load(r), f"{METRICS[r['metric']]} {_value(r)}", f"[{src['title']}]({src['url']})"]
+        where = "; ".join(x for x in (r.get("hardware"), r.get("dataset")) if x) or "-"
+        note = f" ({r['note']})" if r.get("note") else ""
+        cells = [f"{r['framework']}{version}, {r['method']}", f"{r['target']}{drafter}{k}", where,
+                 _load(r), f"{METRICS[r['metric']]} {_value(r)}{note}",
+                 f"[{src.get('publisher') or 'source'}{', ' + str(src['date']) if src.get('date') else ''}]({src['url']})"]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     return "\n".join(lines)
 

@@ -9,6 +9,8 @@
   key, rule counts) are rendered from the schema snapshots (:mod:`specdec_guide.site.version_tables`).
 - ``speculative_decoding/calculator.md``: its data (the cost model's tables, examples, published
   figures) and its table of published figures are written in by :mod:`specdec_guide.site.calculator`.
+- ``speculative_decoding/support.md``: the support matrices of each track, from
+  ``schemas/<track>/support.yaml`` (:mod:`specdec_guide.site.support`).
 - ``speculative_decoding/field_notes.md``: the symptom index, the error index and the notes, from
   ``schemas/field_notes/`` (:mod:`specdec_guide.field_notes`).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
@@ -53,10 +55,10 @@ def on_files(files, config):
 
 def on_page_markdown(markdown, page, config, files):
     from specdec_guide import field_notes, migration
-    from specdec_guide.site import calculator
+    from specdec_guide.site import calculator, support
     from specdec_guide.site.version_tables import expand
 
-    markdown = field_notes.expand(calculator.expand(expand(markdown)))
+    markdown = support.expand(field_notes.expand(calculator.expand(expand(markdown))))
     if migration.TABLE_MARKER not in markdown and migration.INPUTS_MARKER not in markdown:
         return markdown
     root = Path(config["config_file_path"]).parent
