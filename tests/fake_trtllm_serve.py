@@ -1,9 +1,12 @@
-"""A stand-in of trtllm-serve for the acceptance check: its endpoints as TensorRT-LLM 1.1.0's
-trtllm-serve page documents them, answering one fixed speculative run.
+"""A stand-in of trtllm-serve for the acceptance check: the endpoints TensorRT-LLM 1.1.0's
+trtllm-serve page documents, answering one fixed speculative run with records that have the fields
+of the iteration statistics (the page's example shows part of them: iter, numActiveRequests, ...).
 
 - GET /health: 200;
 - POST /v1/completions: 16 completion tokens, after which the iteration queue holds the context
-  iteration (1 token) and 5 generation iterations that each drafted 4 tokens and accepted 2;
+  iteration (1 token) and 5 generation iterations that each drafted 4 tokens and accepted 2; their
+  specDecodingStats carry those counts, or zeros with FAKE_SPEC_COUNTS=0 (as 1.1.0 leaves them:
+  TensorRT-LLM PR #9855 fills them, after 1.1.0);
 - GET /metrics: the queued iteration statistics as a JSON list, removed once read (as the page says).
 
 Run as a program (``python fake_trtllm_serve.py MODEL --port N ...``, trtllm-serve's own argument
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import sys
 
 TOKENS = 16
@@ -45,8 +49,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        filled = os.environ.get("FAKE_SPEC_COUNTS", "1") != "0"
+        counts = {"numDraftTokens": 4, "numAcceptedTokens": 2} if filled else {"numDraftTokens": 0, "numAcceptedTokens": 0}
         Handler.queue = [{"iter": i, "numActiveRequests": 1, "inflightBatchingStats": {"numScheduledRequests": 1},
-                          **({"specDecodingStats": {"numDraftTokens": 4, "numAcceptedTokens": 2}} if i else {})}
+                          **({"specDecodingStats": counts} if i else {})}
                          for i in range(ITERATIONS)]
         Handler.queue.append({"iter": ITERATIONS, "numActiveRequests": 0,
                               "inflightBatchingStats": {"numScheduledRequests": 0}})

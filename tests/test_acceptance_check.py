@@ -4,7 +4,7 @@
   streamed event, so the script must say no measure is available (exit 3) and why.
 - The stand-in's later-release model (filled counters, one event per step): both measures apply and
   must agree with each other, and the counters with what the server itself returns.
-- A stand-in of trtllm-serve built on the /metrics shape of TensorRT-LLM 1.1.0's trtllm-serve page
+- A stand-in of trtllm-serve whose /metrics records have the fields of the iteration statistics
   (a JSON list of iteration statistics, drained when read; tests/fake_trtllm_serve.py): the
   iteration measure's arithmetic.
 The script is standard library only: a reader copies it without this package.

@@ -377,6 +377,7 @@ _CALC_INTERACT = """() => {
   set('kind', 'length'); set('acceptance', '2.5');
   set('form', 'mtp'); out.no_draft_cost = shown();
   set('draft_cost', '-1'); out.negative_cost = shown();
+  set('verify_cost', '3');  // an example sets every input: the reader's own v must not stay behind
   const ex = root.querySelector('[name="example"]');
   out.examples = ex.options.length - 1;
   ex.value = '0'; ex.dispatchEvent(new Event('change', {bubbles: true}));
@@ -461,6 +462,7 @@ def test_the_calculator_answers_a_reader(visits):
     assert "Predicted speed-up" in seen["rate_zero"] and "counters are not filled" in seen["rate_zero"], seen
     assert seen["examples"] >= 2, seen
     assert "Predicted speed-up" in seen["example"] and "estimate" in seen["example_source"], seen
+    assert "v = 3.000" not in seen["example"] and "at batch 1" in seen["example"], seen
 
 
 def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[str]:

@@ -318,7 +318,6 @@ def test_batch_size_looks_the_cost_up_and_says_which(tiny_models, tmp_path, caps
 @pytest.mark.parametrize("args, message", [
     (["--batch-size", "256"], "batch size 256 is outside the measured 1-128; give --verify-cost instead"),
     (["--batch-size", "4", "--max-draft-len", "9"], "max_draft_len + 1 = 10 is outside the measured 1-9"),
-    (["--batch-size", "4", "--verify-cost", "1.2"], "give --verify-cost or --batch-size, not both"),
     (["--verify-table", "t.json", "--no-verify-cost"], "--verify-table is read only when verification is looked up"),
     (["--batch-size", "4", "--verify-table", "bad.json"], "bad.json:2:4: invalid JSON"),
     (["--batch-size", "4", "--verify-table", "rows.json"], "rows.json:1:1: expected a 'target' list"),

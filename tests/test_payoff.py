@@ -112,11 +112,36 @@ def test_the_cli_prices_an_acceptance_figure_as_predict_does(capsys):
     (["--per-position", "0.5,0.5", "--max-draft-len", "3"], "one figure per draft position: 3"),
     (["--acceptance-length", "2", "--max-draft-len", "3", "--batch-size", "200"], "batch size 200 is outside"),
     ([], "give a LOG to replay, or an acceptance figure"),
+    # outside the measured batches each lookup names its own flag: v first, then the draft pass
+    (["--method", "draft_target", "--acceptance-length", "2", "--max-draft-len", "3", "--batch-size", "200"],
+     "batch size 200 is outside the measured 1-128; give --verify-cost instead"),
+    (["--method", "draft_target", "--acceptance-length", "2", "--max-draft-len", "3", "--batch-size", "200",
+      "--verify-cost", "2"], "batch size 200 is outside the measured 1-128; give --draft-cost instead"),
 ])
+
 def test_bad_figure_inputs_are_one_line(capsys, args, message):
     assert cli.main(["estimate", *args]) == 2
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert message in err and "Traceback" not in err, err
+    assert len([line for line in err.strip().splitlines() if not line.startswith((" ", "usage:"))]) == 1, err
+
+
+def test_a_batch_outside_the_measurement_is_priced_with_the_readers_own_v_and_c(capsys):
+    assert cli.main(["estimate", "--method", "draft_target", "--acceptance-length", "2.5", "--max-draft-len", "3",
+                     "--batch-size", "200", "--verify-cost", "2", "--draft-cost", "0.25", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    reading = 2.5 / (3 * 0.25 + 2)
+    assert got["speedup_range"] == [pytest.approx(reading / 1.10), pytest.approx(reading / 1.03)]
+
+
+def test_the_calculator_pages_command_prints_its_stored_output_exactly(capsys):
+    """The page walk compares outputs by shape (digits masked); the figures themselves are compared here."""
+    import shlex
+
+    line = next(x for x in (ROOT / "snippets/tools/estimate_figure.sh").read_text().splitlines()
+                if x.startswith("specdec-guide estimate"))
+    assert cli.main(shlex.split(line)[1:]) == 0
+    assert capsys.readouterr().out == (ROOT / "snippets/tools/output/estimate_figure.out").read_text()
 
 
 def test_a_bad_cost_block_in_the_methods_registry_is_named(tmp_path):
@@ -127,3 +152,10 @@ def test_a_bad_cost_block_in_the_methods_registry_is_named(tmp_path):
     bad.write_text(text.replace("draft_cost: draft_pass", "draft_cost: -1"))
     with pytest.raises(UserError, match="method draft_target: cost.draft_cost must be a number >= 0"):
         methods.load(bad)
+
+
+def test_an_empty_per_position_item_is_refused_not_skipped(capsys):
+    with pytest.raises(SystemExit) as err:
+        cli.main(["estimate", "--per-position", "0.9,,0.8"])
+    assert err.value.code == 2
+    assert "expected comma-separated numbers between 0 and 1, got '0.9,,0.8'" in capsys.readouterr().err

@@ -10,10 +10,10 @@
     return loX === hiX ? loY : loY + (hiY - loY) * (x - loX) / (hiX - loX);
   }
 
-  function between(points, x, what) {
+  function between(points, x, what, yours) {
     const first = points[0], last = points[points.length - 1];
     if (x < first || x > last) {
-      throw new Error(`${what} ${x} is outside the measured ${first}-${last}: enter your own verification cost v`);
+      throw new Error(`${what} ${x} is outside the measured ${first}-${last}: enter your own ${yours}`);
     }
     return [Math.max(...points.filter((p) => p <= x)), Math.min(...points.filter((p) => p >= x))];
   }
@@ -26,18 +26,18 @@
 
     function atBatch(batch, q) {
       const r = ratio.get(batch);
-      const [lo, hi] = between([...r.keys()].sort((a, b) => a - b), q, "max_draft_len + 1 =");
+      const [lo, hi] = between([...r.keys()].sort((a, b) => a - b), q, "max_draft_len + 1 =", "verification cost v");
       return lerp(lo, hi, r.get(lo), r.get(hi), q);
     }
 
     function verifyCost(batch, draftLen) {
       const q = draftLen + 1;
-      const [lo, hi] = between(batches, batch, "batch size");
+      const [lo, hi] = between(batches, batch, "batch size", "verification cost v");
       return lerp(lo, hi, atBatch(lo, q), atBatch(hi, q), batch);
     }
 
     function draftCost(batch) {
-      const [lo, hi] = between(draftBatches, batch, "batch size");
+      const [lo, hi] = between(draftBatches, batch, "batch size", "draft cost c");
       return lerp(lo, hi, draftShare.get(lo), draftShare.get(hi), batch);
     }
 
@@ -77,6 +77,16 @@
       if (!Number.isInteger(k) || k < 1) throw new Error("max_draft_len is a whole number of at least 1");
       if (!Number.isInteger(inputs.batch) || inputs.batch < 1) throw new Error("the batch size is a whole number of at least 1");
       const tokens = acceptanceLength(inputs.kind, inputs.value, k);
+      // verification first, as payoff.costs does: its message comes first
+      let v, vSource;
+      if (inputs.verifyCost !== null && inputs.verifyCost !== undefined) {
+        if (!(inputs.verifyCost > 0)) throw new Error("the verification cost is a number above 0");
+        v = inputs.verifyCost; vSource = "given";
+      } else if (inputs.countVerify) {
+        v = verifyCost(inputs.batch, k); vSource = `at batch ${inputs.batch}, ${k + 1} tokens checked: ${data.verify.what}`;
+      } else {
+        v = 1.0; vSource = "not counted: checking k + 1 tokens taken to cost one plain step";
+      }
       let c, cSource;
       if (inputs.draftCost !== null) {
         if (!(inputs.draftCost >= 0)) throw new Error("the draft cost is a number of at least 0");
@@ -87,15 +97,6 @@
         c = form.draft_cost; cSource = form.draft_cost_source;
       } else {
         throw new Error(`${form.label}: ${form.draft_cost_source} (the draft cost, in target steps per draft token)`);
-      }
-      let v, vSource;
-      if (inputs.verifyCost !== null && inputs.verifyCost !== undefined) {
-        if (!(inputs.verifyCost > 0)) throw new Error("the verification cost is a number above 0");
-        v = inputs.verifyCost; vSource = "given";
-      } else if (inputs.countVerify) {
-        v = verifyCost(inputs.batch, k); vSource = `at batch ${inputs.batch}, ${k + 1} tokens checked: ${data.verify.what}`;
-      } else {
-        v = 1.0; vSource = "not counted: checking k + 1 tokens taken to cost one plain step";
       }
       let tax = [0.0, 0.0], overlap;
       if (form.overlap_scheduler) {
@@ -134,13 +135,14 @@
     const raw = get("acceptance").value;
     let value;
     if (kind === "per_position") {
-      value = raw.split(",").filter((s) => s.trim() !== "").map(parseNumber);
-      if (value.length === 0 || value.some((x) => Number.isNaN(x))) throw new Error("per-position acceptance: numbers separated by commas");
+      value = raw.split(",").map(parseNumber);  // an empty item is an error, as in the command
+      if (value.some((x) => Number.isNaN(x))) throw new Error("per-position acceptance: numbers separated by commas");
     } else {
       value = parseNumber(raw);
       if (Number.isNaN(value)) throw new Error(kind === "rate" ? "the acceptance rate is a number" : "the acceptance length is a number");
     }
-    const k = parseNumber(get("k").value), batch = parseNumber(get("batch").value);
+    const whole = (text) => (/^\s*\d+\s*$/.test(text) ? Number(text) : NaN);  // as the command's integer flags
+    const k = whole(get("k").value), batch = whole(get("batch").value);
     const draftText = get("draft_cost").value;
     const draftCost = draftText.trim() === "" ? null : parseNumber(draftText);
     if (draftCost !== null && Number.isNaN(draftCost)) throw new Error("the draft cost is a number (or empty: the method's own)");

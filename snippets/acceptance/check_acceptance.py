@@ -19,9 +19,11 @@ Triton's llmapi model (--triton):
      acceptance length.
 trtllm-serve (--openai):
   1. iterations: the iteration statistics at /metrics (start the server with
-     enable_iter_perf_stats: true in its YAML): output tokens over the iterations that scheduled
-     the request, with nothing else in flight; their specDecodingStats where the release fills them
-     (two-model methods on 1.1.0).
+     enable_iter_perf_stats: true in its YAML): the output tokens of each request over the
+     iterations that scheduled it, with nothing else in flight and the overlap scheduler off (with it on, a request
+     stays scheduled one iteration past its last token, which lowers the figure a little); and the
+     draft counts of specDecodingStats where the release fills them (TensorRT-LLM PR #9855, after
+     1.1.0; on 1.1.0 they read 0 and no draft-count line is printed).
 
 The acceptance rate printed is accepted / drafted, with max_draft_len drafts on every step for
 the step-based measures. Exit status: 0 measured, 3 no measure available here (it says why),

@@ -2,7 +2,7 @@
 # notebook's header (25.12: TensorRT-LLM 1.1.0) with the clone mounted at /guide, the Hugging Face
 # cache mounted (weights are downloaded once), HF_TOKEN passed for gated models, and Jupyter's port.
 # Jupyter's port is published on the host's loopback only: JupyterLab runs as root in the container,
-# and anyone who reaches it can run code there. From another machine, tunnel it (ssh -L 8888:127.0.0.1:8888
+# and only its token (printed in the terminal) stands between that port and a root shell. From another machine, tunnel it (ssh -L 8888:127.0.0.1:8888
 # GPU_HOST) rather than writing -p 8888:8888, which opens it on every interface of the host.
 docker run --rm -it --name specdec-notebooks \
   --gpus all --shm-size=2g --ulimit memlock=-1 --ulimit stack=67108864 \

@@ -303,7 +303,7 @@ def _cost(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value >= 0.0:
+    if not 0.0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
 
@@ -432,8 +432,6 @@ def _step_costs(args: argparse.Namespace, form_id: str, replay: bool = False):
 
     A replayed drafter class has no figure of its own cost: it is taken as a host-side drafter (0),
     and the output says so."""
-    if args.verify_cost is not None and args.batch_size is not None:
-        raise UserError("give --verify-cost or --batch-size, not both")
     if args.verify_table is not None and (args.verify_cost is not None or args.no_verify_cost):
         raise UserError("--verify-table is read only when verification is looked up (--batch-size, the default)")
     table = payoff.verify_table(args.verify_table or DEFAULT_VERIFY_TABLE)
@@ -485,6 +483,9 @@ def run_figure(args: argparse.Namespace, kind: str, value) -> int:
         shown = f"acceptance length {tokens:.3f}"
     elif kind == "rate":
         shown = f"acceptance rate {value:g} -> acceptance length {tokens:.3f} (1 + rate x {k})"
+        if value == 0:
+            shown += ("; note: TensorRT-LLM 1.1.0 and 1.2.1 report 0 per request with their default sampler "
+                      "whatever was accepted: measure acceptance another way (snippets/acceptance/check_acceptance.py)")
     else:
         shown = f"per-position acceptance {', '.join(f'{a:g}' for a in value)} -> acceptance length {tokens:.3f}"
     print(f"{form.label}, max_draft_len {k}, batch size {args.batch_size or 1}; {shown}")
@@ -565,7 +566,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _fractions(text: str) -> tuple[float, ...]:
     try:
-        values = tuple(float(x) for x in text.split(",") if x.strip())
+        values = tuple(float(x) for x in text.split(","))  # an empty item is an error, not skipped
     except ValueError:
         values = ()
     if not values or any(not 0.0 <= v <= 1.0 for v in values):
@@ -618,7 +619,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--acceptance-length", type=_number, metavar="L",
                    help="instead of a log: a measured mean acceptance length (tokens per target step)")
     p.add_argument("--acceptance-rate", type=_number, metavar="R",
-                   help="instead of a log: a measured acceptance rate, accepted / drafted (TensorRT-LLM's acceptance_rate)")
+                   help="instead of a log: a measured acceptance rate, accepted / drafted; TensorRT-LLM 1.1.0 and 1.2.1 "
+                        "report a per-request acceptance_rate of 0 with their default sampler (counters not filled), "
+                        "which is no acceptance figure")
     p.add_argument("--per-position", type=_fractions, metavar="A1,A2,...",
                    help="instead of a log: per-position acceptance, one figure per draft position")
     p.add_argument("--draft-cost", type=_cost, metavar="C",

@@ -157,10 +157,10 @@ class VerifyTable:
                      f"{shape.get('name', 'Llama')}-shaped target, plain PyTorch with CUDA graphs, "
                      f"{data.get('date', 'undated')}; not TensorRT-LLM")
 
-    def _between(self, points: list[int], x: int, what: str) -> tuple[int, int]:
+    def _between(self, points: list[int], x: int, what: str, yours: str = "--verify-cost") -> tuple[int, int]:
         if x < points[0] or x > points[-1]:
             raise UserError(f"{self.name}: {what} {x} is outside the measured {points[0]}-{points[-1]}; give "
-                            "--verify-cost instead")
+                            f"{yours} instead")
         return max(p for p in points if p <= x), min(p for p in points if p >= x)
 
     def _at_batch(self, batch: int, q: int) -> float:
@@ -184,7 +184,7 @@ class VerifyTable:
         points = sorted(self.draft_share)
         if not points:
             raise UserError(f"{self.path}:1:1: no 'draft' rows to read a draft pass from")
-        lo, hi = self._between(points, batch, "batch size")
+        lo, hi = self._between(points, batch, "batch size", "--draft-cost")
         return _lerp(lo, hi, self.draft_share[lo], self.draft_share[hi], batch)
 
     def as_data(self) -> dict:
@@ -306,6 +306,13 @@ def costs(form_id: str, draft_len: int, batch: int, *, draft_cost: float | None 
     price it: (draft cost c, its source, verification, overlap tax range, what was counted in words)."""
     f = form(form_id)
     table = table or verify_table()
+    # verification first: it applies to every method, so its message comes first (as in calculator.js)
+    if verify_cost is not None:
+        verify = VerifyCost(verify_cost, "given")
+    elif count_verify:
+        verify = table.cost(batch, draft_len)
+    else:
+        verify = VerifyCost(1.0, "not counted: checking k + 1 tokens taken to cost one plain step")
     if draft_cost is not None:
         c, c_source = draft_cost, draft_cost_source
     elif f.draft_cost == "draft_pass":
@@ -314,12 +321,6 @@ def costs(form_id: str, draft_len: int, batch: int, *, draft_cost: float | None 
         c, c_source = float(f.draft_cost), f.draft_cost_source
     else:
         raise UserError(f"{f.label}: {f.draft_cost_source} (--draft-cost C, in target steps per draft token)")
-    if verify_cost is not None:
-        verify = VerifyCost(verify_cost, "given")
-    elif count_verify:
-        verify = table.cost(batch, draft_len)
-    else:
-        verify = VerifyCost(1.0, "not counted: checking k + 1 tokens taken to cost one plain step")
     counted = [f"draft {c:.3f} per draft token ({c_source})", f"verification {verify.factor:.3f} ({verify.source})"]
     if f.overlap_scheduler:
         tax = (0.0, 0.0)

@@ -77,7 +77,7 @@ def _estimate_example() -> dict | None:
             "source": "specdec-guide estimate on the log of the 'Estimate on your traffic' page: SmolLM2-135M-Instruct "
                       "on a CPU, stored in snippets/tools/output/estimate.out; your traffic differs",
             "inputs": {"form": "ngram", "k": k.group(1), "kind": "length", "acceptance": f"{length:g}", "batch": "1",
-                       "draft_cost": "", "count_verify": True, "count_overlap": True}}
+                       "draft_cost": "", "verify_cost": "", "count_verify": True, "count_overlap": True}}
 
 
 def examples() -> list[dict]:
@@ -99,7 +99,8 @@ def examples() -> list[dict]:
                       f"{row.get('hardware') or 'not stated'}. The draft cost is set to 0, the best case, not a "
                       "measurement: enter yours.",
             "inputs": {"form": form, "k": str(row["draft_len"]), "kind": "length", "acceptance": f"{row['value']:g}",
-                       "batch": str(load), "draft_cost": "0", "count_verify": True, "count_overlap": True}})
+                       "batch": str(load), "draft_cost": "0", "verify_cost": "", "count_verify": True,
+                       "count_overlap": True}})
     return out
 
 

@@ -24,6 +24,9 @@ VALUES = {
     "features": {"supported": "yes", "two_model_only": "two-model", "not_supported": "no", "unknown": "unknown"},
     "knobs": {"honoured": "honoured", "ignored": "ignored", "refused": "refused", "n/a": "n/a", "unknown": "unknown"},
 }
+# A cell resting on code read near the release, a pull request or reports (not the release's own page or
+# source) is marked, so that a likely yes does not read like a confirmed one.
+LIKELY = "†"
 ROW_KEY = {"targets": "target", "features": "feature", "knobs": "knob"}
 TITLES = {"targets": "Target architectures", "features": "Features", "knobs": "Knobs of `speculative_config` and around it"}
 
@@ -78,7 +81,8 @@ def _table(data: dict, section: str, prefix: str, notes: list[str]) -> list[str]
             cell = row["cells"][m]
             notes.append(cell)
             n = len(notes)
-            cells.append(f"{VALUES[section][cell['value']]} [<sup>{n}</sup>](#{prefix}-{n})")
+            mark = LIKELY if cell.get("confidence") == "likely" else ""
+            cells.append(f"{VALUES[section][cell['value']]}{mark} [<sup>{n}</sup>](#{prefix}-{n})")
         # Long identifiers in a label (SamplingParams.logprobs) may break after . _ / rather than widen the table.
         label = re.sub(r"([._/])(?=\w)", r"\1<wbr>", html.escape(str(row[ROW_KEY[section]]), quote=False))
         label = label.replace("|", "&#124;")
