@@ -287,23 +287,26 @@ def _positive(text: str) -> int:
     return value
 
 
-def _verify(text: str) -> float:
+def _finite(text: str) -> float | None:
+    """The number ``text`` holds, or None for text that is not a finite number."""
     try:
         value = float(text)
     except ValueError:
-        value = -1.0
-    if not 0.0 < value < float("inf"):
+        return None
+    return value if -float("inf") < value < float("inf") else None
+
+
+def _verify(text: str) -> float:
+    value = _finite(text)
+    if value is None or not value > 0.0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 (the pass that checks k + 1 tokens, in plain "
                                          f"steps), got {text!r}")
     return value
 
 
 def _cost(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value < float("inf"):
+    value = _finite(text)
+    if value is None or not value >= 0.0:
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
 
@@ -575,11 +578,8 @@ def _fractions(text: str) -> tuple[float, ...]:
 
 
 def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+    value = _finite(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
     return value
 
