@@ -49,6 +49,10 @@
 #   `Feature_Guide/Speculative_Decoding/TRT-LLM/README.md`: EAGLE and Medusa checkpoints and engines. It notes
 #   that EAGLE-2 (the dynamic tree, which the 1.1.0 engine supports per [spec]) is not supported through
 #   Triton's TensorRT-LLM backend, so the Triton part here serves EAGLE-1's static tree.
+# - **[backend]** tensorrtllm_backend at commit c2e65b8 (r25.05), the last copy of the backend's C++ code and Python
+#   models in that repository: how a `parameters` value still in `${...}` form is read. **Not tied to 1.1.0.**
+# - **[pr822]** tensorrtllm_backend PR #822 (commit c7e6fde, on the r25.12 branch): the backend's own examples fill
+#   `prompt_embedding_table_data_type` for `tensorrt_llm` and `tensorrt_llm_bls`.
 # - **[dtm]**, **[ngram]** TensorRT-LLM `examples/draft_target_model/README.md` (commit 11925f6) and
 #   `examples/ngram/README.md` (commit 2612fb4). **Not tied to 1.1.0**: these two READMEs could not be read at
 #   the release commit. The cells that rely on them are marked, and the GPU run is what confirms them.
@@ -228,6 +232,17 @@ python3 /app/examples/run.py --engine_dir "$ENGINES/target" --tokenizer_dir "$HF
 # `decoupled_mode`, `bls_instance_count`, `logits_datatype`. The calls below leave `max_queue_size` (and the
 # preprocessing queue delay) to `fill_template.py`, which fills both with 0 when they are not given ([fill]).
 #
+# Where a placeholder stands decides what an unfilled one does (the templates' `structural_keys` in the 1.1.0
+# snapshot, read at commits not tied to 1.1.0). Inside a `parameters { ... string_value: "${key}" }` value it stays
+# a string that the backend cannot parse and reads as not given, so the default applies ([backend];
+# `engine_dir` and `batching_strategy` have none). Anywhere else (a `data_type` of an input or output,
+# `max_batch_size`, `decoupled`, an instance `count`, the `backend` name), a `${...}` left in place breaks the
+# config, or names a type or backend that does not exist, and Triton does not load the model. [config] leaves one
+# of these out of its mandatory keys:
+# `prompt_embedding_table_data_type`, the type of the `prompt_embedding_table` input of `tensorrt_llm` and
+# `tensorrt_llm_bls`, which the r25.12 examples fill with `TYPE_FP16` ([pr822]) and so do the calls below.
+# `specdec-guide validate` refuses a sequence of calls that leaves such a placeholder in a file.
+#
 # Speculative keys of the `tensorrt_llm` model ([config]): `decoding_mode` (`medusa`, `eagle`, `lookahead`,
 # `redrafter` or a sampling mode; TensorRT-LLM overrides it to match a Medusa/EAGLE engine with a warning),
 # `medusa_choices` and `eagle_choices` (the tree, e.g. `{0, 0, 0}, {0, 1}`; default `mc_sim_7b_63`). The template
@@ -248,16 +263,22 @@ python3 /app/tools/fill_template.py -i "$REPO/preprocessing/config.pbtxt" \
 python3 /app/tools/fill_template.py -i "$REPO/postprocessing/config.pbtxt" \
     tokenizer_dir:$HF_TARGET,triton_max_batch_size:4,postprocessing_instance_count:1
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm_bls/config.pbtxt" \
-    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,logits_datatype:TYPE_FP32
+    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16
 python3 /app/tools/fill_template.py -i "$REPO/ensemble/config.pbtxt" triton_max_batch_size:4,logits_datatype:TYPE_FP32
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm/config.pbtxt" \
-    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,engine_dir:$ENGINES/eagle,max_queue_delay_microseconds:0,batching_strategy:inflight_fused_batching,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,decoding_mode:eagle
+    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,engine_dir:$ENGINES/eagle,max_queue_delay_microseconds:0,batching_strategy:inflight_fused_batching,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16,decoding_mode:eagle
 grep -c '\${' "$REPO"/*/config.pbtxt || true
+# A ${...} outside a parameters value (and outside a comment) would keep Triton from loading the model.
+if grep -n '\${' "$REPO"/*/config.pbtxt | grep -v string_value | grep -Ev ':[0-9]+:[[:space:]]*#'; then
+    echo "structural placeholders left unfilled (above)" >&2; exit 1
+fi
 
 # %% [markdown]
-# The last line counts placeholders left unfilled per model; `fill_template.py` leaves them as literal
-# `${...}`, which the backends treat as unset ([fill]). The `multimodal_encoders` model is not used here and is
-# removed, so that its unfilled template is not loaded.
+# The `grep -c` line counts placeholders left unfilled per model; `fill_template.py` leaves them as literal `${...}`
+# ([fill]). Those left here are `parameters` values, which the backend reads as not given and replaces by its
+# default, and `enable_trt_overlap` in a comment; the cell stops if one stands anywhere else, where it would keep
+# the model from loading (section 5). The `multimodal_encoders` model is not used here and is removed, so that
+# its unfilled template is not loaded.
 #
 # ## 6. Serve and send a request to the ensemble
 #
@@ -347,17 +368,21 @@ python3 /app/tools/fill_template.py -i "$REPO/preprocessing/config.pbtxt" \
 python3 /app/tools/fill_template.py -i "$REPO/postprocessing/config.pbtxt" \
     triton_max_batch_size:4,tokenizer_dir:$HF_TARGET,postprocessing_instance_count:1
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm_bls/config.pbtxt" \
-    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,accumulate_tokens:false,tensorrt_llm_model_name:tensorrt_llm,tensorrt_llm_draft_model_name:tensorrt_llm_draft,logits_datatype:TYPE_FP32
+    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,accumulate_tokens:false,tensorrt_llm_model_name:tensorrt_llm,tensorrt_llm_draft_model_name:tensorrt_llm_draft,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16
 # The draft model is a second copy of the tensorrt_llm template: filled in a staging folder, then moved in
 # under its own name (Triton wants the folder and the config's name to agree).
 STAGE="$WORK/draft_stage"
 rm -rf "$STAGE" && mkdir -p "$STAGE" && cp -R "$REPO/tensorrt_llm" "$STAGE/tensorrt_llm"
 python3 /app/tools/fill_template.py -i "$STAGE/tensorrt_llm/config.pbtxt" \
-    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,max_beam_width:1,engine_dir:$ENGINES/draft,kv_cache_free_gpu_mem_fraction:0.1,exclude_input_in_output:true,enable_kv_cache_reuse:true,batching_strategy:inflight_fused_batching,max_queue_delay_microseconds:0,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32
+    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,max_beam_width:1,engine_dir:$ENGINES/draft,kv_cache_free_gpu_mem_fraction:0.1,exclude_input_in_output:true,enable_kv_cache_reuse:true,batching_strategy:inflight_fused_batching,max_queue_delay_microseconds:0,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16
 sed -i 's/name: "tensorrt_llm"/name: "tensorrt_llm_draft"/' "$STAGE/tensorrt_llm/config.pbtxt"
 mv "$STAGE/tensorrt_llm" "$REPO/tensorrt_llm_draft"
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm/config.pbtxt" \
-    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,max_beam_width:1,engine_dir:$ENGINES/target,kv_cache_free_gpu_mem_fraction:0.4,exclude_input_in_output:true,enable_kv_cache_reuse:true,batching_strategy:inflight_fused_batching,max_queue_delay_microseconds:0,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32
+    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,max_beam_width:1,engine_dir:$ENGINES/target,kv_cache_free_gpu_mem_fraction:0.4,exclude_input_in_output:true,enable_kv_cache_reuse:true,batching_strategy:inflight_fused_batching,max_queue_delay_microseconds:0,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16
+# A ${...} outside a parameters value (and outside a comment) would keep Triton from loading the model.
+if grep -n '\${' "$REPO"/*/config.pbtxt | grep -v string_value | grep -Ev ':[0-9]+:[[:space:]]*#'; then
+    echo "structural placeholders left unfilled (above)" >&2; exit 1
+fi
 # --multi-model: one server process per TRT-LLM model (two here). Source: [dtm] step 4.
 python3 /app/scripts/launch_triton_server.py --model_repo "$REPO" --multi-model --world_size 1
 
@@ -407,10 +432,14 @@ python3 /app/tools/fill_template.py -i "$REPO/preprocessing/config.pbtxt" \
 python3 /app/tools/fill_template.py -i "$REPO/postprocessing/config.pbtxt" \
     tokenizer_dir:$HF_TARGET,triton_max_batch_size:4,postprocessing_instance_count:1
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm_bls/config.pbtxt" \
-    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,logits_datatype:TYPE_FP32
+    triton_max_batch_size:4,decoupled_mode:false,bls_instance_count:1,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16
 python3 /app/tools/fill_template.py -i "$REPO/ensemble/config.pbtxt" triton_max_batch_size:4,logits_datatype:TYPE_FP32
 python3 /app/tools/fill_template.py -i "$REPO/tensorrt_llm/config.pbtxt" \
-    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,engine_dir:$ENGINES/medusa,max_queue_delay_microseconds:0,batching_strategy:inflight_fused_batching,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,decoding_mode:medusa
+    triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,engine_dir:$ENGINES/medusa,max_queue_delay_microseconds:0,batching_strategy:inflight_fused_batching,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16,decoding_mode:medusa
+# A ${...} outside a parameters value (and outside a comment) would keep Triton from loading the model.
+if grep -n '\${' "$REPO"/*/config.pbtxt | grep -v string_value | grep -Ev ':[0-9]+:[[:space:]]*#'; then
+    echo "structural placeholders left unfilled (above)" >&2; exit 1
+fi
 python3 /app/scripts/launch_triton_server.py --world_size 1 --model_repo "$REPO"
 
 # %%

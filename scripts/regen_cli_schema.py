@@ -10,7 +10,8 @@ TRACK is a track id of ``schemas/tracks.yaml`` that has ``docs_pages``. For each
 commit (the Triton templates, ``fill_template.py``, the ``convert_checkpoint.py`` example scripts).
 ``--from DIR`` reads them from ``DIR/<path>`` (the repository layout; ``git show <commit>:<path>``
 output saved there); ``--fetch`` downloads each one from ``raw.githubusercontent.com`` at its commit.
-Facts only are kept: flag names, subcommand names, ``${...}`` template keys. The script writes
+Facts only are kept: flag names, subcommand names, ``${...}`` template keys and where each stands
+(:func:`template_roles`: ``structural_keys`` and ``comment_keys`` per model). The script writes
 ``cli.yaml`` and the ``legacy_inflight_batcher_llm`` block of ``triton.yaml`` in
 ``src/specdec_guide/schemas/<track>/`` (the rest of triton.yaml is left as it is); ``--check`` writes
 nothing and exits 1 when the recorded snapshot and the sources disagree.
@@ -25,6 +26,9 @@ Parsers (each takes the file's text):
 * :func:`argparse_script_flags`: ``add_argument('--x', '-x', ...)`` calls in a Python script.
 * :func:`template_keys`: the ``${name}`` placeholders of a Triton ``config.pbtxt`` template; the
   whole text counts, comments included, because fill_template.py's check is a substring test.
+* :func:`template_roles`: where each placeholder stands: ``structural`` (outside a ``parameters``
+  entry's ``string_value``: left unfilled, the model does not load; the validator refuses a
+  fill_template.py sequence that leaves one), ``parameter`` or ``comment`` (comments only).
 """
 
 from __future__ import annotations
@@ -185,6 +189,60 @@ def template_keys(text: str) -> list:
     return _dedupe(re.findall(r"\$\{(\w+)\}", text))
 
 
+_PBTXT_TOKEN = re.compile(r"""#[^\n]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\$\{\w+\}|[A-Za-z_]\w*|[{}\[\]]|\S""")
+_PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
+#: The roles of a placeholder (see :func:`template_roles`).
+ROLES = ("structural", "parameter", "comment")
+
+
+def template_roles(text: str) -> dict:
+    """``{name: role}`` for every ``${name}`` placeholder of a Triton ``config.pbtxt`` template.
+
+    ``parameter``: every occurrence is the ``string_value`` of a top-level ``parameters`` entry, so a
+    placeholder left unfilled is a string the backend reads (the backends take a value still in ``${...}``
+    form as unset). ``structural``: at least one occurrence stands anywhere else (``max_batch_size``, a
+    ``data_type``, ``decoupled``, an instance ``count``, the ``backend`` name): left unfilled, the
+    protobuf text does not parse, or names a backend or type that does not exist, and the model does not
+    load. ``comment``: it occurs in comments only (filling it changes nothing Triton reads).
+    """
+    roles: dict[str, str] = {}
+
+    def mark(name: str, role: str) -> None:
+        old = roles.get(name)
+        if old is None or ROLES.index(role) < ROLES.index(old):
+            roles[name] = role
+
+    stack: list = []
+    last_ident = None
+    for m in _PBTXT_TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok.startswith("#"):
+            for name in _PLACEHOLDER.findall(tok):
+                mark(name, "comment")
+        elif tok[0] in "\"'":
+            param = bool(stack) and stack[0] == "parameters" and last_ident == "string_value"
+            for name in _PLACEHOLDER.findall(tok):
+                mark(name, "parameter" if param else "structural")
+        elif tok.startswith("${"):
+            mark(tok[2:-1], "structural")
+        elif tok in ("{", "["):
+            stack.append(last_ident if last_ident is not None else (stack[-1] if stack else None))
+            last_ident = None
+        elif tok in ("}", "]"):
+            if stack:
+                stack.pop()
+            last_ident = None
+        elif re.match(r"^[A-Za-z_]", tok):
+            last_ident = tok
+    # In order of first appearance, like template_keys.
+    return {k: roles[k] for k in template_keys(text) if k in roles}
+
+
+def structural_keys(text: str) -> list:
+    """The placeholders of a template that must be filled for the model to load (:func:`template_roles`)."""
+    return [k for k, role in template_roles(text).items() if role == "structural"]
+
+
 # ---- reading the sources ---------------------------------------------------------------------
 def read_source(src: dict, base: Path | None) -> str:
     if base is not None:
@@ -210,9 +268,11 @@ def extract(track: str, read) -> dict:
     prepare = table_page_flags(bench_text, "prepare_dataset.py")
     convert = {v: argparse_script_flags(read(f"convert_{v}")) for v in CONVERT_SCRIPTS}
     fill = argparse_script_flags(read("fill_template"))
-    templates = {m: template_keys(read(f"template_{m}")) for m in TEMPLATE_COMMITS}
+    texts = {m: read(f"template_{m}") for m in TEMPLATE_COMMITS}
+    templates = {m: template_keys(t) for m, t in texts.items()}
+    roles = {m: template_roles(t) for m, t in texts.items()}
     return {"build": build, "serve": serve, "bench": bench, "prepare": prepare, "convert": convert,
-            "fill": fill, "templates": templates}
+            "fill": fill, "templates": templates, "roles": roles}
 
 
 # ---- writing the snapshot ---------------------------------------------------------------------
@@ -267,10 +327,16 @@ def render_legacy(track: str, facts: dict, previous: dict) -> dict:
                  "source": "fill_template", "flags": [f for f in facts["fill"] if f not in HELP]})
     block["fill_template"] = fill
     models = {}
+    generated = ("keys", "structural_keys", "comment_keys", "source", "unconfirmed", "note")
     for model, keys in facts["templates"].items():
         old = (block.get("models") or {}).get(model) or {}
-        entry = {k: v for k, v in old.items() if k not in ("keys", "source", "unconfirmed", "note")}
-        entry.update({"source": f"template_{model}", "unconfirmed": True, "keys": keys})
+        entry = {k: v for k, v in old.items() if k not in generated}
+        roles = (facts.get("roles") or {}).get(model) or {}
+        entry.update({"source": f"template_{model}", "unconfirmed": True, "keys": keys,
+                      "structural_keys": [k for k in keys if roles.get(k) == "structural"]})
+        comments = [k for k in keys if roles.get(k) == "comment"]
+        if comments:
+            entry["comment_keys"] = comments
         models[model] = entry
     block["models"] = models
     block["sources"] = {k: v for k, v in srcs.items() if k.startswith("template_") or k == "fill_template"}
@@ -295,7 +361,7 @@ def compare(recorded: dict, regenerated: dict, where: str = "") -> list[str]:
     for key in sorted(set(recorded) | set(regenerated)):
         a, b = recorded.get(key), regenerated.get(key)
         here = f"{where}.{key}" if where else str(key)
-        if key in ("flags", "keys"):
+        if key in ("flags", "keys", "structural_keys", "comment_keys"):
             for x in [x for x in (a or []) if x not in (b or [])]:
                 out.append(f"{here}: {x} recorded, not in the source")
             for x in [x for x in (b or []) if x not in (a or [])]:

@@ -114,6 +114,30 @@ def test_regen_parsers_read_the_page_and_file_shapes():
     assert r.template_keys(TEMPLATE) == ["size", "gone"]
 
 
+ROLES_TEMPLATE = """
+name: "m"
+backend: "${be}"
+max_batch_size: ${size}
+input [ { name: "x" data_type: ${dtype} dims: [ -1 ] } ]
+# parameters: { key: "old" value: { string_value: "${gone}" } }
+parameters: {
+  key: "engine"
+  value: {
+    string_value: "${engine_dir}"
+  }
+}
+parameters { key: "both" value: { string_value: "${size}" } }
+instance_group [ { count: ${count} kind: KIND_CPU } ]
+"""
+
+
+def test_regen_tells_structural_placeholders_from_parameter_values():
+    r = regen()
+    assert r.template_roles(ROLES_TEMPLATE) == {"be": "structural", "size": "structural", "dtype": "structural",
+                                                "gone": "comment", "engine_dir": "parameter", "count": "structural"}
+    assert r.structural_keys(ROLES_TEMPLATE) == ["be", "size", "dtype", "count"]
+
+
 def test_regen_compare_reports_both_directions():
     r = regen()
     recorded = {"commands": {"x": {"flags": ["--a", "--old"], "subcommands": {"s": {"flags": ["--k"]}}}}}
@@ -154,9 +178,26 @@ def test_regen_from_a_folder_reproduces_the_recorded_snapshot(tmp_path):
     for v, spec in cmds["convert_checkpoint.py"]["variants"].items():
         write(f"convert_{v}", "".join(f"p.add_argument('{f}')\n" for f in spec["flags"] if f not in ("-h", "--help")))
     write("fill_template", "p.add_argument('--in_place', '-i')\n")
+    def template(spec):  # each key where the snapshot says it stands
+        out = []
+        for k in spec["keys"]:
+            if k in spec["structural_keys"]:
+                out.append(f"max_batch_size: ${{{k}}}\n")
+            elif k in spec.get("comment_keys", []):
+                out.append(f"# ${{{k}}}\n")
+            else:
+                out.append(f'parameters: {{ key: "{k}" value: {{ string_value: "${{{k}}}" }} }}\n')
+        return "".join(out)
+
     for model, spec in legacy["models"].items():
-        write(f"template_{model}", "".join(f"${{{k}}}\n" for k in spec["keys"]))
+        write(f"template_{model}", template(spec))
     assert r.main(["1.1.0", "--from", str(tmp_path), "--check"]) == 0
+    # a structural key that the source has as a parameters value: one difference
+    bls = tmp_path / srcs["template_tensorrt_llm_bls"]["path"]
+    bls.write_text(bls.read_text().replace("max_batch_size: ${bls_instance_count}",
+                                           'parameters { value: { string_value: "${bls_instance_count}" } }'))
+    assert r.main(["1.1.0", "--from", str(tmp_path), "--check"]) == 1
+    bls.write_text(template(legacy["models"]["tensorrt_llm_bls"]))
     page = tmp_path / srcs["build_page"]["path"]
     page.write_text(page.read_text().replace("<dt><kbd>--max_draft_len</kbd></dt>", ""))
     assert r.main(["1.1.0", "--from", str(tmp_path), "--check"]) == 1

@@ -216,3 +216,76 @@ def test_a_readme_named_on_the_command_line_has_its_shell_fences_checked(tmp_pat
         "README.md:16:32: unknown flag '--bogus' for trtllm-serve serve in TRT-LLM 1.1.0"]
     assert [(n.line, n.col) for n in report.notes] == [(8, 1), (9, 1)]
     assert report.results[0].kind == "markdown" and report.results[0].snippets == 2
+
+
+# ---- fill_template.py sequences: structural placeholders (issue 26) ------------------------------------
+SEQ = FIX / "fill_sequences"
+REAL = Registry()
+
+
+def real_problems(rel: str) -> tuple[list[str], list[str]]:
+    report = validate_paths([FIX / rel], root=FIX, registry=REAL, is_verified=lambda p: True)
+    return [str(d) for d in report.diagnostics], [str(n) for n in report.notes]
+
+
+def test_a_fill_sequence_that_leaves_a_structural_placeholder_is_refused_at_its_last_call():
+    """Both tensorrt_llm calls together fill everything but prompt_embedding_table_data_type (the first
+    call is not reported: the second one fills more of the same file), and so does the BLS call."""
+    diags, notes = real_problems("fill_sequences/structural_left.sh")
+    tail = ("still has ${...} outside its parameters values: prompt_embedding_table_data_type; fill_template.py "
+            "leaves them as they are, the config then does not parse (or names a type or backend that does not "
+            "exist) and Triton does not load the model: fill them in this call")
+    assert diags == [
+        "fill_sequences/structural_left.sh:10:5: fill_template.py: after the last call on "
+        f"'$REPO/tensorrt_llm_bls/config.pbtxt' the 'tensorrt_llm_bls' template (TRT-LLM 1.1.0) {tail}",
+        "fill_sequences/structural_left.sh:13:5: fill_template.py: after the last call on "
+        f"'$REPO/tensorrt_llm/config.pbtxt' the 'tensorrt_llm' template (TRT-LLM 1.1.0) {tail}",
+    ]
+    assert notes == []
+
+
+def test_the_r2512_example_sequence_validates_clean():
+    """No false alarm on the backend's own (PR #822) sequence: max_queue_size and
+    max_queue_delay_microseconds come from fill_template.py's defaults where a call leaves them out."""
+    assert real_problems("fill_sequences/upstream_r2512_llama.sh") == ([], [])
+
+
+def test_structural_keys_are_recorded_for_every_template_of_both_tracks():
+    for tid in ("1.1.0", "1.2.1"):
+        models = REAL.resolve(tid).triton["legacy_inflight_batcher_llm"]["models"]
+        for name, spec in models.items():
+            assert set(spec["structural_keys"]) <= set(spec["keys"]), (tid, name)
+        assert "prompt_embedding_table_data_type" in models["tensorrt_llm"]["structural_keys"]
+        assert "prompt_embedding_table_data_type" in models["tensorrt_llm_bls"]["structural_keys"]
+        assert "engine_dir" not in models["tensorrt_llm"]["structural_keys"]  # a parameters value
+        assert models["tensorrt_llm"]["comment_keys"] == ["enable_trt_overlap"]
+
+
+def test_what_counts_as_one_file_and_one_sequence():
+    t = REAL.resolve("1.1.0")
+    ens = "python3 /app/tools/fill_template.py {flag} {path}/ensemble/config.pbtxt {keys}\n"
+    # calls on the same file add up; a call without -i prints and changes nothing
+    text = (ens.format(flag="-i", path="r", keys="triton_max_batch_size:4")
+            + ens.format(flag="", path="r", keys="logits_datatype:TYPE_FP32")
+            + ens.format(flag="--in_place", path="./r", keys="logits_datatype:TYPE_FP32"))
+    assert shell.check(text, t, REAL)[0] == []
+    found = shell.check(ens.format(flag="-i", path="r", keys="triton_max_batch_size:4")
+                        + ens.format(flag="", path="r", keys="logits_datatype:TYPE_FP32"), t, REAL)[0]
+    assert [(ln, col) for ln, col, _ in found] == [(1, 64)] and "logits_datatype" in found[0][2]
+    # two folders set from one unknown variable stay two files
+    text = ('A="$REPOS/a"\nB="$REPOS/b"\n' + ens.format(flag="-i", path="$A", keys="triton_max_batch_size:4")
+            + ens.format(flag="-i", path="$B", keys="logits_datatype:TYPE_FP32"))
+    assert [ln for ln, _, _ in shell.check(text, t, REAL)[0]] == [3, 4]
+    # a call with an error of its own fills nothing and is reported for that error alone
+    found = shell.check(ens.format(flag="-i", path="r", keys="triton_max_batch_size:4,nope:1"), t, REAL)[0]
+    assert len(found) == 1 and "unknown template key 'nope'" in found[0][2]
+    # fragments (the migration map's rows) show one key each: not a sequence
+    assert shell.check(ens.format(flag="-i", path="r", keys="triton_max_batch_size:4"), t, REAL,
+                       whole_fills=False)[0] == []
+    # a ledger carries the calls of several parts; its owner reports once the sequence ends
+    ledger = shell.FillLedger()
+    ledger.scope = "cell 1"
+    assert shell.check(ens.format(flag="-i", path="r", keys="triton_max_batch_size:4"), t, REAL, fills=ledger)[0] == []
+    ledger.scope = "cell 2"
+    assert shell.check(ens.format(flag="-i", path="r", keys="logits_datatype:TYPE_FP32"), t, REAL, fills=ledger)[0] == []
+    assert ledger.findings() == []

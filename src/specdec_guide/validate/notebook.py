@@ -5,7 +5,9 @@ against the snapshot of the notebook's track (``specdec_guide.trtllm_version`` i
 a cell may name another one with ``# specdec-guide: trtllm=<track>``):
 
 * ``%%bash`` / ``%%sh`` cells and ``!`` lines: ``bash -n`` for the syntax, then the shell
-  checker (every TensorRT-LLM / Triton CLI, flag by flag, and fill_template.py keys).
+  checker (every TensorRT-LLM / Triton CLI, flag by flag, and fill_template.py keys). The
+  fill_template.py calls of all cells, in order, are one sequence: a template file whose structural
+  placeholders none of them fills is an error at the last call on it (``shell.FillLedger``).
 * Python cells: Python syntax, then the AST checker (imports, ``LLM(...)`` keywords and
   config classes against the LLM API snapshot).
 * ``%%writefile PATH`` cells: by what PATH is: a ``config.pbtxt`` (or any ``.pbtxt``) with the
@@ -289,10 +291,17 @@ class NotebookChecker:
         self._yaml_refs = refs
         result = NotebookCheck(source, default.id)
         self._imports = []  # TRT-LLM import statements of the cells so far: later cells use their names
-        for index, start, text in cells:
-            if not text.strip():
-                continue
-            result.cells.append(self.check_cell(index, start, text, default, refs))
+        # fill_template.py calls of every cell, in order: the kernel's files outlive a cell.
+        self._fills = shell.FillLedger()
+        try:
+            for index, start, text in cells:
+                if not text.strip():
+                    continue
+                result.cells.append(self.check_cell(index, start, text, default, refs))
+            for (res, place), ln, col, msg in self._fills.findings():
+                res.findings.append((*place(ln, col), msg))
+        finally:
+            self._fills = None
         return result
 
     def _llm_yaml_refs(self, cells, default: Track) -> set[str]:
@@ -347,7 +356,10 @@ class NotebookChecker:
 
     def _shell(self, res: CellResult, body: str, track: Track, offset: int) -> None:
         found = _shell_syntax(body)
-        flags, count, _ = shell.check(body, track, self.registry)
+        fills = getattr(self, "_fills", None)
+        if fills is not None:
+            fills.scope = (res, lambda ln, col: (offset + ln - 1, col))
+        flags, count, _ = shell.check(body, track, self.registry, fills=fills)
         res.findings += [(offset + ln - 1, col, msg) for ln, col, msg in found + flags]
         res.references += count
         # The shell checker skips heredoc bodies: a file written by one is checked here by its kind.
@@ -364,7 +376,10 @@ class NotebookChecker:
         for i, ln in enumerate(text.split("\n")):
             m = _BANG.match(ln)
             if m:
-                found, count, _ = shell.check(m.group(2), track, self.registry)
+                fills = getattr(self, "_fills", None)
+                if fills is not None:
+                    fills.scope = (res, lambda _ln, col, i=i, ind=len(m.group(1)): (start + i, col + ind + 1))
+                found, count, _ = shell.check(m.group(2), track, self.registry, fills=fills)
                 res.references += count
                 res.findings += [(start + i, col + len(m.group(1)) + 1, msg) for _, col, msg in found]
         # A kernel keeps what earlier cells imported: check this cell after those imports, so that

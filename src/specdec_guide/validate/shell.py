@@ -8,6 +8,15 @@ is checked against the track's ``cli.yaml``/``triton.yaml``: each ``--flag`` mus
 that (sub)command, a CLI the track does not ship is an error, and fill_template.py
 ``key:value`` pairs must be template keys of the model whose config.pbtxt it fills.
 
+fill_template.py sequences: the in-place calls (``-i``/``--in_place``) of one snippet, or of one
+notebook's cells in order (:class:`FillLedger`), are gathered per target file. A template placeholder
+outside a ``parameters`` string value (the model's ``structural_keys`` in triton.yaml: a ``data_type``,
+``max_batch_size``, ``decoupled``, an instance ``count``, the ``backend`` name) that none of them fills,
+and that fill_template.py does not fill by itself (its ``defaults``), is an error at the last call on
+that file: left as ``${...}`` it is not "unset", the config does not parse (or names a type or backend
+that does not exist) and Triton does not load the model. A call that has an error of its own (an unknown
+key, a substitution without ':') fills nothing and is reported for that error alone.
+
 Variables: ``NAME=value`` / ``export NAME=value`` lines set them (``${NAME:-default}`` is
 understood), so ``python3 ${FILL_TEMPLATE_SCRIPT} ...`` and ``$TRTLLM_BUILD ...`` are checked as the
 programs they name; a program word that stays unresolved is a note. A caller may pass the variables
@@ -81,6 +90,68 @@ class Heredoc:
     strip_tabs: bool
     first_line: int = 0
     lines: list = field(default_factory=list)
+
+
+@dataclass
+class _Fill:
+    """The in-place fill_template.py calls on one target file so far."""
+
+    model: str
+    structural: list
+    filled: set
+    target: str  # as the last call wrote it
+    pos: tuple  # (line, col) of the last call's substitutions (its target when it has none)
+    scope: object  # the caller's tag for that call (FillLedger.scope when it was made)
+    prog: str
+    track: str
+    broken: bool = False  # the last call has an error of its own (fill_template.py stops): that error stands
+
+
+class FillLedger:
+    """fill_template.py ``-i`` calls of one sequence, by target file (:func:`check` with ``fills=``).
+
+    A caller that checks a sequence in parts (a notebook, cell by cell) passes one ledger to every
+    :func:`check`, sets :attr:`scope` before each to something that places the part's positions, and
+    calls :meth:`findings` once the sequence has ended.
+    """
+
+    def __init__(self) -> None:
+        self.files: dict[str, _Fill] = {}
+        self.scope: object = None
+
+    def record(self, key: str, model: str, structural: list, filled: set, target: str, pos: tuple,
+               prog: str, track: str, broken: bool = False) -> None:
+        """One in-place call; ``broken``: it has an error already reported at it (it fills nothing)."""
+        old = self.files.get(key)
+        done = (old.filled if old is not None and old.model == model else set()) | (set() if broken else filled)
+        self.files[key] = _Fill(model, list(structural), done, target, pos, self.scope, prog, track, broken)
+
+    def findings(self) -> list[tuple]:
+        """``(scope, line, col, message)`` for each file left with structural placeholders unfilled."""
+        out = []
+        for f in self.files.values():
+            missing = [k for k in f.structural if k not in f.filled]
+            if missing and not f.broken:
+                out.append((f.scope, *f.pos, (
+                    f"{f.prog}: after the last call on '{f.target}' the '{f.model}' template (TRT-LLM {f.track}) "
+                    f"still has ${{...}} outside its parameters values: {', '.join(missing)}; fill_template.py "
+                    f"leaves them as they are, the config then does not parse (or names a type or backend that "
+                    f"does not exist) and Triton does not load the model: fill them in this call")))
+        return out
+
+
+def _identity(word: str, env: dict, raw: dict) -> str:
+    """A target path as a key: ``env``'s values substituted, and a variable set to something this
+    checker cannot resolve (``REPO="$REPOS/eagle"``) replaced by what it was set to, so that two
+    folders set from the same unknown stay apart."""
+    out = word
+    for _ in range(8):
+        known = {k: (v if v is not None else raw.get(k)) for k, v in env.items()}
+        new, _ = expand(out, known)
+        if new == out:
+            break
+        out = new
+    return os.path.normpath(out) if out else out
 
 
 def shell_like(line: str, programs=()) -> bool:
@@ -415,10 +486,14 @@ OUTPUT_NOTE = ("looks like program output, not a command (it does not tokenize a
 
 
 # ---- checking ------------------------------------------------------------------------------
-def check(text: str, track: Track, registry: Registry | None, env: dict | None = None) -> tuple[list, int, list]:
+def check(text: str, track: Track, registry: Registry | None, env: dict | None = None,
+          fills: FillLedger | None = None, whole_fills: bool = True) -> tuple[list, int, list]:
     """``(findings, invocations checked, [(flag, yaml path)] for LLM API option files)``.
 
     ``env``: variables set before this snippet runs (by earlier snippets of the same page).
+    ``fills``: a :class:`FillLedger` that gathers the fill_template.py calls of a longer sequence (the
+    caller reports its findings); without one, the text is the whole sequence and a structural placeholder
+    it leaves unfilled is an error here, unless ``whole_fills`` is false (fragments that each show one key).
     """
     known = _known_clis(track)
     everywhere = set(BUILTIN_CLIS) | set(known)
@@ -426,6 +501,8 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
     for t in others:
         everywhere |= set(_known_clis(t))
     env = dict(env or {})
+    raw: dict = {}  # what each variable was set to, as written (see _identity)
+    ledger = fills if fills is not None else (FillLedger() if whole_fills else None)
     out, count, yaml_refs = [], 0, []
     docs: list[Heredoc] = []
     text = commands_of_transcript(text) or text
@@ -446,6 +523,9 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
             if assignments(cmd, env):
                 for tok in cmd:
                     loc.find(tok)
+                    m = _ASSIGN.match(tok)
+                    if m:
+                        raw[m.group(1)] = m.group(2)
                 continue
             idx, prog, unresolved = _program(cmd, everywhere, env)
             if idx is None:
@@ -470,7 +550,7 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
             args = cmd[idx + 1:]
             found: list = []
             if kind == "fill":
-                found = _check_fill(prog, spec, args, loc, track, env)
+                found = _check_fill(prog, spec, args, loc, track, env, ledger, raw)
             else:
                 spec, label = _variant(spec, expand(cmd[idx], env)[0])
                 if spec is None:
@@ -491,6 +571,8 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
     passed = {os.path.normpath(ref) for _, ref in yaml_refs}
     for doc in docs:
         out.extend(_check_heredoc(doc, track, registry, env, passed))
+    if fills is None and ledger is not None:
+        out.extend((ln, col, msg) for _, ln, col, msg in ledger.findings())
     return sorted(out), count, yaml_refs
 
 
@@ -635,11 +717,19 @@ def _template_model(target: str) -> str:
     return model
 
 
-def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track, env: dict) -> list:
+def _fill_defaults(spec: dict) -> set:
+    """The keys fill_template.py fills by itself on every call (``defaults`` in triton.yaml)."""
+    behaviour = spec.get("behaviour") if isinstance(spec.get("behaviour"), dict) else {}
+    return {str(k) for k in (spec.get("defaults") or behaviour.get("defaults") or {})}
+
+
+def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track, env: dict,
+                ledger: FillLedger | None = None, raw: dict | None = None) -> list:
     """``fill_template.py -i path/<model>/config.pbtxt key:value,key:value``."""
     out, target, tpos, pairs = [], None, None, []
     flags = _flags_of(spec)
     expect_path = False
+    in_place = False
     for tok in args:
         if expect_path:
             target, expect_path = tok, False
@@ -652,6 +742,7 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                 out.append((*pos, f"unknown flag '{name}' for {prog} in TRT-LLM {track.id}"))
             if name in ("-i", "--in_place", "--input") and "=" not in tok:
                 expect_path = True
+            in_place = in_place or name in ("-i", "--in_place")
             continue
         if tok.endswith(".pbtxt") and target is None:
             target = tok
@@ -677,6 +768,11 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                                f"({', '.join(models)}): cannot check its keys"))
         return out
     keys = set((models.get(model) or {}).get("keys") or [])
+    # Where the substitutions start: their first key (the whole word may not be found as written, quotes and
+    # line continuations in it being gone after tokenizing).
+    first_key = pairs[0].split(",", 1)[0].split(":", 1)[0] if pairs else ""
+    spos = loc.find(first_key, advance=False) if first_key else tpos
+    filled: set = set()
     if len(pairs) > 1:
         out.append((*loc.find(pairs[1], advance=False),
                     f"{prog} takes one substitutions argument (key:value,key:value); this is a second one, which "
@@ -694,6 +790,7 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                 out.append((*pos, f"{prog}: substitution '{shown}' {why}; fill_template.py splits each on ':' "
                                   f"and stops with an error"))
                 continue
+            filled.add(key)
             if key not in keys:
                 close = difflib.get_close_matches(key, sorted(keys), n=1, cutoff=0.75)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -703,6 +800,12 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                        if inside else "fill_template.py fails on keys the template lacks")
                 out.append((*pos, f"unknown template key '{key}' for model '{model}' in TRT-LLM {track.id}{hint}; "
                                   f"{why}"))
+    structural = (models.get(model) or {}).get("structural_keys")
+    if ledger is not None and in_place and isinstance(structural, list):
+        # Only an in-place call changes the file; without -i the result goes to stdout.
+        broken = any(not is_note(f[2]) for f in out)
+        ledger.record(_identity(target, env, raw or {}), model, [str(k) for k in structural],
+                      filled | _fill_defaults(spec), target, spos, prog, track.id, broken)
     return out
 
 
