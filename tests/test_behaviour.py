@@ -40,6 +40,8 @@ def test_loads_and_reads_by_id(tmp_path):
         (GOOD.replace("source: s1, ", ""), "names no source"),
         (GOOD.replace('"9.9.9"', '"1.0.0"'), "lies in track 9.9.9"),
         ("facts: [", "not valid YAML"),
+        (GOOD.replace("confidence: confirmed}", "confidence: confirmed, does_not_work: [streaming]}"),
+         "does_not_work entry 'streaming' is not '<kind>:<name>'"),
     ],
 )
 def test_bad_records_are_user_errors(tmp_path, text, message):
@@ -61,3 +63,9 @@ def test_every_pinned_track_record_loads(track):
     assert rec.track == track
     for fact in rec.facts.values():
         assert fact.claim, f"{fact.file}: fact {fact.id} has no claim"
+
+
+def test_does_not_work_is_read_by_kind(tmp_path):
+    _write(tmp_path, "a.yaml", GOOD.replace("confidence: confirmed}",
+                                            'confidence: confirmed, does_not_work: ["input:streaming"]}'))
+    assert behaviour.load_folder(tmp_path, "9.9.9").fact("f1").does_not_work == ("input:streaming",)

@@ -72,6 +72,117 @@ def test_the_page_carries_the_generated_table():
         assert all(f"`{name}`" in rendered for name in entry.legacy)
 
 
+# -- does each counterpart do what the legacy item did? -------------------------------------------
+# The behaviour record of each track lists, under a fact's does_not_work, what the release accepts and
+# then ignores, overwrites or fails on. A counterpart the map offers there must say so on that track
+# (works: false, why:, fact: <that fact's id>): the map may not promise what the record denies.
+
+def _offered(entry_targets):
+    """(track, target) -> the map's works/fact for it, for every counterpart the map offers."""
+    out = {}
+    for tid, targets, spec in entry_targets:
+        for target in targets:
+            out[(tid, target)] = spec
+    return out
+
+
+def _map_counterparts():
+    from specdec_guide.validate.schema import Registry
+
+    registry = Registry()
+    rows, _ = migration.load(ROOT)
+    entries, _ = migration.load_inputs(ROOT)
+    found = []
+    for tid in migration.TRACKS:
+        track = registry.resolve(tid)
+        for row in rows:
+            entry = row.tracks[tid]
+            text = entry.get("yaml") or entry.get("instead") or ""
+            found.append((tid, migration._yaml_targets(text, track), entry if entry.get("yaml") else {}))
+        for e in entries:
+            targets = ({f"input:{e.llmapi}"} if e.llmapi else set()) | \
+                ({f"sampling_params:{e.sampling_params}"} if e.sampling_params else set())
+            found.append((tid, targets, e.tracks.get(tid) or {}))
+    return registry, found
+
+
+def test_no_counterpart_promises_what_the_behaviour_record_denies():
+    """Cross-check by fact id: every does_not_work name of every track's record that the map offers as
+    a counterpart is marked works: false on that track, citing that fact; and the check that enforces
+    it (migration.check / check_inputs) finds nothing."""
+    registry, found = _map_counterparts()
+    offered = _offered(found)
+    checked = 0
+    for tid in migration.TRACKS:
+        for fact in registry.resolve(tid).behaviour.facts.values():
+            for target in fact.does_not_work:
+                spec = offered.get((tid, target))
+                if spec is None:
+                    continue  # the map does not offer it (for example a field only a 'none' names)
+                checked += 1
+                assert spec.get("works") is False and fact.id in migration._facts_of(spec), (tid, target, fact.id, spec)
+                assert str(spec.get("why") or "").strip(), (tid, target)
+    # penalties (x3), stop, cumulative logprob, streaming, perf metrics: on both tracks
+    assert checked >= 14, checked
+    problems = migration.check(ROOT)[1] + migration.check_inputs(ROOT)[1]
+    assert not [p for p in problems if "behaviour record" in p.message or "works" in p.message], problems
+
+
+def test_the_named_problems_of_issue_26_are_marked_on_both_tracks():
+    entries = {n: e for e in migration.load_inputs(ROOT)[0] for n in e.legacy}
+    expect = {"presence_penalty": "penalties_applied_by_sampler", "frequency_penalty": "penalties_applied_by_sampler",
+              "repetition_penalty": "penalties_applied_by_sampler", "return_log_probs": "llmapi_cumulative_logprob_value",
+              "stop_words": "llmapi_stop_strings_as_bytes"}
+    for name, fact in expect.items():
+        for tid in migration.TRACKS:
+            spec = entries[name].tracks.get(tid) or {}
+            assert spec.get("works") is False and spec.get("fact") == fact, (name, tid, spec)
+    rows, _ = migration.load(ROOT)
+    tree = [r for r in rows if "eagle_choices" in r.show or "num_eagle_layers" in r.show]
+    assert len(tree) == 2
+    for row in tree:
+        for tid in migration.TRACKS:
+            entry = row.tracks[tid]
+            assert entry.get("none") and entry.get("fact") == "eagle_tree_fields_on_pytorch", (row.show, tid)
+            assert not {"eagle_choices", "num_eagle_layers", "max_non_leaves_per_layer"} & set(entry["instead"].split()), entry
+
+
+@pytest.mark.parametrize("old,new,expect", [
+    # a row that claims to work where the record says the input is ignored
+    ("  - legacy: [presence_penalty]\n    llmapi: sampling_param_presence_penalty\n    tracks:\n      \"1.1.0\": {works: false",
+     "  - legacy: [presence_penalty]\n    llmapi: sampling_param_presence_penalty\n    tracks:\n      \"1.1.0\": {works: true",
+     "maps to sampling_param_presence_penalty, which the TRT-LLM 1.1.0 behaviour record says does not work "
+     "(fact penalties_applied_by_sampler)"),
+    # a row whose fragment offers a tree field again, unmarked
+    ("speculative_model_dir: /models/eagle3-head\\n\", note: \"speculative_config.decoding_type names the method",
+     "speculative_model_dir: /models/eagle3-head\\n  eagle_choices: [[0], [1]]\\n\", note: \"speculative_config.decoding_type names the method",
+     "maps to EagleDecodingConfig.eagle_choices, which the TRT-LLM 1.1.0 behaviour record says does not work"),
+    # works: false citing a fact that is not about this input
+    ("fact: llmapi_stop_strings_as_bytes", "fact: penalties_applied_by_sampler", "names none of this entry's counterparts"),
+    # works: false citing a fact the record does not have
+    ("fact: llmapi_cumulative_logprob_value", "fact: cumulative_logprob_is_none", "is not in the TRT-LLM 1.1.0 behaviour record"),
+    # works: false without saying why
+    ("{works: false, fact: llmapi_model_streams_per_step, why: ", "{works: false, fact: llmapi_model_streams_per_step, whence: ",
+     "works: false needs why:"),
+])
+def test_a_counterpart_the_record_contradicts_is_reported(copy_root, old, new, expect):
+    _plant(copy_root, old, new)
+    problems = migration.check(copy_root)[1] + migration.check_inputs(copy_root)[1]
+    assert any(expect in p.message and p.path == migration.MAP_PATH and p.line > 1 for p in problems), problems
+
+
+def test_the_page_says_which_counterparts_do_not_work():
+    from specdec_guide.site.hooks import on_page_markdown
+
+    page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
+    rendered = on_page_markdown(page, None, {"config_file_path": str(ROOT / "mkdocs.yml")}, None)
+    _, found = _map_counterparts()
+    for tid, _targets, spec in found:
+        if spec.get("works") is False:
+            assert f"`{spec['fact']}`" in rendered and spec["why"].split(":")[0][:40] in rendered, (tid, spec)
+    assert rendered.count("**Does not work as before**") >= 7
+
+
 # -- the clients' side ----------------------------------------------------------------------------
 # The legacy request inputs that issue 17 names: each must be in the map (as a legacy input or an alias).
 NAMED = ("text_input", "max_tokens", "stream", "end_id", "pad_id", "bad_words", "stop_words",
@@ -126,6 +237,14 @@ def test_the_two_requests_side_by_side_agree_with_the_map():
     to = {n: e.llmapi for e in migration.load_inputs(ROOT)[0] for n in e.legacy}
     assert {to[k] for k in old if to[k]} == set(new)
     assert all(old[k] == new[to[k]] for k in old if to[k])  # the same values under the new names
+    # The "after" request uses no input that does not work on a release (stop strings fail the request
+    # there), except the perf metrics, kept to show the counters' shape: the page says their draft
+    # counters stay 0.
+    off = {e.llmapi for e in migration.load_inputs(ROOT)[0] if e.llmapi
+           and any((e.tracks.get(t) or {}).get("works") is False for t in migration.TRACKS)}
+    assert set(new) & off <= {"sampling_param_return_perf_metrics"}, set(new) & off
+    page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
+    assert "draft counters stay 0" in page
 
 
 def test_the_repositories_side_by_side_pass_the_validator():

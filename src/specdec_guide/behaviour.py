@@ -19,6 +19,10 @@ from typing import Any
 from specdec_guide.diagnostics import UserError, load_yaml_file
 
 CONFIDENCE = ("confirmed", "likely", "unconfirmed")
+#: The kinds of names a fact's ``does_not_work`` list may hold: an input of the ``llmapi`` Triton model,
+#: a ``SamplingParams`` field, or a ``Class.field`` of the LLM API snapshot. The migration map must mark
+#: every counterpart it offers that such a fact names (specdec_guide.migration, ``works: false``).
+DOES_NOT_WORK_KINDS = ("input", "sampling_params", "field")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,10 @@ class Fact:
     confidence: str
     note: str = ""
     file: str = ""
+    #: ``kind:name`` entries (DOES_NOT_WORK_KINDS) that the release accepts but that, per this fact,
+    #: do not do what their name says on this track: ignored, overwritten, failing the request, or
+    #: disowned by the release itself (an experimental path it says not to use).
+    does_not_work: tuple[str, ...] = ()
 
     @property
     def confirmed(self) -> bool:
@@ -95,6 +103,13 @@ def load_folder(folder: Path, track: str) -> Behaviour:
         confidence = str(body.get("confidence", ""))
         if confidence not in CONFIDENCE:
             raise UserError(f"{path}: behaviour fact {fid!r}: confidence must be one of {', '.join(CONFIDENCE)}")
+        dnw = body.get("does_not_work") or ()
+        dnw = (dnw,) if isinstance(dnw, str) else tuple(str(x) for x in dnw)
+        for item in dnw:
+            kind, _, name = item.partition(":")
+            if kind not in DOES_NOT_WORK_KINDS or not name:
+                raise UserError(f"{path}: behaviour fact {fid!r}: does_not_work entry {item!r} is not "
+                                f"'<kind>:<name>' with kind one of {', '.join(DOES_NOT_WORK_KINDS)}")
         out.facts[fid] = Fact(
             id=fid,
             claim=str(body.get("claim", "")).strip(),
@@ -103,6 +118,7 @@ def load_folder(folder: Path, track: str) -> Behaviour:
             confidence=confidence,
             note=str(body.get("note", "") or "").strip(),
             file=path.name,
+            does_not_work=dnw,
         )
     return out
 

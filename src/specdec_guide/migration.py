@@ -8,14 +8,23 @@ to an input the llmapi model of each track has (or to none, saying why):
 
 * the legacy side is a command line checked by :func:`specdec_guide.validate.shell.check` against
   the legacy track (1.1.0): trtllm-build and convert_checkpoint.py flags, fill_template.py keys of
-  the model whose config.pbtxt it fills. A row whose legacy input no recorded CLI carries says why
+  the model whose config.pbtxt it fills (a row is a fragment that shows its keys: it is not held to
+  filling every structural placeholder of the template, as a whole script is). A row whose legacy input no recorded CLI carries says why
   with ``unchecked:``; a row that names a CLI must pass.
 * each track's side is an LLM API YAML fragment checked by
   :func:`specdec_guide.validate.llm_yaml.check` (``model_yaml: true`` checks it as a Triton
   ``model.yaml``), or ``none:`` with ``instead:`` (a checked fragment) and, to back the "none",
   ``engine_only:`` (a class the snapshot records as TensorRT-engine only) or
   ``absent_decoding_type:`` (a spelling the track's union must not have) or ``absent_field:``
-  (``Class.field`` that the recorded class does not have).
+  (``Class.field`` that the recorded class does not have) or ``fact:`` (a fact of the track's
+  behaviour record whose ``does_not_work`` list shows the fields that exist do nothing useful).
+* whether the counterpart does what the legacy item did, per track: the behaviour record
+  (``schemas/<track>/behaviour/*.yaml``) lists under a fact's ``does_not_work`` the llmapi inputs,
+  SamplingParams fields and config fields that the release accepts and ignores, overwrites or
+  fails on. Every counterpart the map offers on a track (a row's fragment, a request input's
+  ``llmapi`` name or ``sampling_params`` field) that such a fact names must say so on that track
+  with ``works: false``, ``why:`` and ``fact:`` (that fact's id); a ``works: false`` must cite a
+  fact of the track that names one of the entry's counterparts (:func:`check_works`).
 """
 
 from __future__ import annotations
@@ -91,6 +100,9 @@ class RequestInput:
     llmapi: str | None
     sampling_params: str = ""
     note: str = ""
+    #: track id -> {works: false, why, fact} where the llmapi input (or the SamplingParams field)
+    #: does not do what the legacy input did on that track; absent: it does.
+    tracks: dict = field(default_factory=dict)
 
 
 def load_inputs(root: Path) -> tuple[list[RequestInput], list[Diagnostic]]:
@@ -112,7 +124,7 @@ def load_inputs(root: Path) -> tuple[list[RequestInput], list[Diagnostic]]:
             continue
         out.append(RequestInput(line, [str(x) for x in raw["legacy"]], [str(x) for x in raw.get("aliases") or []],
                                 raw["llmapi"] and str(raw["llmapi"]), str(raw.get("sampling_params") or ""),
-                                str(raw.get("note") or "")))
+                                str(raw.get("note") or ""), dict(raw.get("tracks") or {})))
     return out, diags
 
 
@@ -145,9 +157,18 @@ def check_inputs(root: Path, registry: Registry | None = None) -> tuple[list[Req
             if e.sampling_params and e.sampling_params not in fields:
                 diags.append(Diagnostic(MAP_PATH, e.line, 1, f"SamplingParams in TRT-LLM {tid} has no field "
                                         f"'{e.sampling_params}'"))
+            targets = ({f"input:{e.llmapi}"} if e.llmapi else set()) | \
+                ({f"sampling_params:{e.sampling_params}"} if e.sampling_params else set())
+            spec = e.tracks.get(tid) or {}
+            diags += [Diagnostic(MAP_PATH, e.line, 1, f"{', '.join(e.legacy)}: {tid}: {msg}")
+                      for msg in check_works(targets, spec, track)]
+        for tid in set(e.tracks) - set(TRACKS):
+            diags.append(Diagnostic(MAP_PATH, e.line, 1, f"{', '.join(e.legacy)}: 'tracks' names {tid!r}, "
+                                    "which is not a track"))
         if not e.llmapi and not (e.note or e.sampling_params):
             diags.append(Diagnostic(MAP_PATH, e.line, 1, f"{', '.join(e.legacy)}: say why there is no llmapi "
                                     "input ('note:') or name the SamplingParams field ('sampling_params:')"))
+    diags += check_record_names(registry)
     recorded = legacy_request_inputs(registry)
     for model, names in recorded.items():
         if not names:
@@ -157,6 +178,101 @@ def check_inputs(root: Path, registry: Registry | None = None) -> tuple[list[Req
             if name not in {n for e in entries for n in e.legacy}:
                 diags.append(Diagnostic(MAP_PATH, 1, 1, f"request input '{name}' of '{model}' is not mapped"))
     return entries, sorted(diags)
+
+
+def does_not_work(track) -> dict[str, list[str]]:
+    """``kind:name`` -> the ids of the track's behaviour facts that say it does not work there."""
+    out: dict[str, list[str]] = {}
+    for fact in track.behaviour.facts.values():
+        for target in fact.does_not_work:
+            out.setdefault(target, []).append(fact.id)
+    return out
+
+
+def _facts_of(spec: dict) -> list[str]:
+    cited = spec.get("fact")
+    return [str(cited)] if isinstance(cited, str) else [str(x) for x in cited or []]
+
+
+def check_works(targets: set[str], spec: dict, track) -> list[str]:
+    """What is wrong with one entry's claim to work on one track, against the behaviour record.
+
+    ``targets`` are the ``kind:name`` counterparts the entry offers there; ``spec`` is the entry's
+    track mapping (``works``, ``why``, ``fact``)."""
+    msgs = []
+    broken = does_not_work(track)
+    hit = {t: broken[t] for t in sorted(targets) if t in broken}
+    cited = _facts_of(spec)
+    works = spec.get("works", True)
+    if works not in (True, False):
+        return [f"works must be true or false, not {works!r}"]
+    if hit and works is not False:
+        for target, facts in hit.items():
+            msgs.append(f"maps to {target.partition(':')[2]}, which the TRT-LLM {track.id} behaviour record "
+                        f"says does not work (fact {', '.join(facts)}): say so with works: false, why: and "
+                        f"fact: {facts[0]}")
+        return msgs
+    if works is False:
+        if not str(spec.get("why") or "").strip():
+            msgs.append("works: false needs why: (what the release does instead)")
+        if not cited:
+            msgs.append("works: false needs fact: (the behaviour fact id that shows it)")
+        for fid in cited:
+            fact = track.behaviour.facts.get(fid)
+            if fact is None:
+                msgs.append(f"fact {fid!r} is not in the TRT-LLM {track.id} behaviour record")
+            elif not set(fact.does_not_work) & targets:
+                msgs.append(f"fact {fid!r} names none of this entry's counterparts "
+                            f"({', '.join(sorted(targets)) or 'none'}) under does_not_work")
+    return msgs
+
+
+def _yaml_targets(text: str, track) -> set[str]:
+    """The ``field:Class.field`` counterparts an LLM API fragment sets: speculative_config keys as
+    fields of the class its decoding_type selects, other keys as TorchLlmArgs fields (and the keys of
+    a nested mapping as fields of the class that field's type names)."""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return set()  # the fragment checker reports it
+    if not isinstance(data, dict):
+        return set()
+    classes = track.classes()
+    args = ((classes.get("TorchLlmArgs") or {}).get("fields") or {})
+    out = set()
+    for key, value in data.items():
+        if key == "triton_config":
+            continue
+        if key == "speculative_config" and isinstance(value, dict):
+            cls = track.decoding_spellings().get(str(value.get("decoding_type")))
+            out |= {f"field:{cls}.{k}" for k in value if cls and k != "decoding_type"}
+            continue
+        out.add(f"field:TorchLlmArgs.{key}")
+        type_name = str((args.get(key) or {}).get("type", "")).split("|")[0].strip()
+        if isinstance(value, dict) and type_name in classes:
+            out |= {f"field:{type_name}.{k}" for k in value}
+    return out
+
+
+def check_record_names(registry: Registry) -> list[Diagnostic]:
+    """Every does_not_work name of every track's behaviour record exists in that track's snapshot."""
+    diags = []
+    for tid in TRACKS:
+        track = registry.resolve(tid)
+        inputs = {str(t.get("name")) for t in (track.triton.get("llmapi_model") or {}).get("inputs") or []}
+        classes = track.classes()
+        for fact in track.behaviour.facts.values():
+            where = f"src/specdec_guide/schemas/{tid}/behaviour/{fact.file}"
+            for target in fact.does_not_work:
+                kind, _, name = target.partition(":")
+                cls, _, fname = name.partition(".")
+                ok = (kind == "input" and name in inputs) or \
+                     (kind == "sampling_params" and name in ((classes.get("SamplingParams") or {}).get("fields") or {})) or \
+                     (kind == "field" and fname in ((classes.get(cls) or {}).get("fields") or {}))
+                if not ok:
+                    diags.append(Diagnostic(where, 1, 1, f"fact {fact.id}: does_not_work names {target}, which the "
+                                            f"TRT-LLM {tid} snapshot does not have"))
+    return diags
 
 
 def _engine_only(spec: dict) -> bool:
@@ -170,7 +286,8 @@ def check(root: Path, registry: Registry | None = None) -> tuple[list[Row], list
     legacy = registry.resolve(LEGACY_TRACK)
     for row in rows:
         where = f"row '{row.show}'"
-        findings, count, _ = shell.check(row.legacy.replace(";", "\n"), legacy, registry)
+        # A row shows the keys it maps, not a whole repository: no structural-placeholder check (whole_fills).
+        findings, count, _ = shell.check(row.legacy.replace(";", "\n"), legacy, registry, whole_fills=False)
         diags += [Diagnostic(MAP_PATH, row.line, 1, f"{where}: legacy side: {msg}") for _, _, msg in findings]
         if count == 0 and not row.unchecked:
             diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: the legacy side names no CLI the "
@@ -197,21 +314,32 @@ def check(root: Path, registry: Registry | None = None) -> tuple[list[Row], list
                 if absent and any(absent.lower() in s.lower() for s in track.decoding_spellings()):
                     diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: decoding_type {absent} "
                                             "exists in this track"))
+                fact_ev = entry.get("fact")
+                for fid in _facts_of(entry):
+                    fact = track.behaviour.facts.get(fid)
+                    if fact is None or not fact.does_not_work:
+                        diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: fact {fid!r} is not a "
+                                                "fact of this track's behaviour record with a does_not_work list"))
                 gone = entry.get("absent_field")
                 if gone:
                     gcls, _, gfield = str(gone).partition(".")
                     if gcls not in track.classes() or gfield in ((track.classes()[gcls] or {}).get("fields") or {}):
                         diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: {gone} is not an absent "
                                                 "field of a recorded class"))
-                if not (cls or absent or gone):
+                if not (cls or absent or gone or fact_ev):
                     diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: a 'none' needs evidence "
-                                            "(engine_only: <class>, absent_decoding_type: <name> or "
-                                            "absent_field: <class.field>)"))
+                                            "(engine_only: <class>, absent_decoding_type: <name>, "
+                                            "absent_field: <class.field> or fact: <behaviour fact id>)"))
             else:
                 diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: needs 'yaml' or 'none'"))
             for label, text, model_yaml in fragments:
                 for _, _, msg in llm_yaml.check(text, track, registry, model_yaml=model_yaml):
                     diags.append(Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid} {label}: {msg}"))
+            # Does the counterpart do what the legacy item did? A 'none' offers only its 'instead',
+            # which must work outright (its works/why/fact are the evidence of the none, not a caveat).
+            targets = set().union(*(_yaml_targets(text, track) for _, text, _ in fragments)) if fragments else set()
+            spec = entry if entry.get("yaml") else {k: v for k, v in entry.items() if k != "fact"}
+            diags += [Diagnostic(MAP_PATH, row.line, 1, f"{where}: {tid}: {msg}") for msg in check_works(targets, spec, track)]
     return rows, sorted(diags)
 
 
@@ -238,12 +366,32 @@ def _sentence(text: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
+def _cite(spec: dict) -> str:
+    facts = _facts_of(spec)
+    return f" (behaviour record: {', '.join(f'`{f}`' for f in facts)})" if facts else ""
+
+
 def _entry(entry: dict) -> str:
     if entry.get("yaml"):
         where = "In `model.yaml`:\n\n" if entry.get("model_yaml") else ""
         body = where + _yaml_block(entry["yaml"])
-        return body + (f"\n\n{_sentence(entry['note'])}" if entry.get("note") else "")
-    return f"**No equivalent**: {entry['none']}. Instead:\n\n{_yaml_block(entry['instead'])}"
+        body += f"\n\n{_sentence(entry['note'])}" if entry.get("note") else ""
+        if entry.get("works") is False:
+            body += f"\n\n**Does not work as before**: {_sentence(entry['why']).rstrip('.')}{_cite(entry)}."
+        return body
+    return f"**No equivalent**: {entry['none']}{_cite(entry)}. Instead:\n\n{_yaml_block(entry['instead'])}"
+
+
+def _not_working(e: RequestInput) -> str:
+    """The request-inputs table's warning for an input that does not work as before, per track."""
+    specs = {tid: e.tracks.get(tid) or {} for tid in TRACKS}
+    off = {tid: s for tid, s in specs.items() if s.get("works") is False}
+    if not off:
+        return ""
+    texts = {tid: f"{_sentence(s['why']).rstrip('.')}{_cite(s)}." for tid, s in off.items()}
+    if len(off) == len(TRACKS) and len(set(texts.values())) == 1:
+        return f"**Does not work as before** (both releases): {texts[TRACKS[0]]}"
+    return " ".join(f"**Does not work as before on {tid}**: {text}" for tid, text in texts.items())
 
 
 def markdown_table(root: Path) -> str:
@@ -282,6 +430,8 @@ def markdown_inputs(root: Path) -> str:
             notes.append(_sentence(e.note))
         if not e.llmapi and e.sampling_params:
             notes.append(f"LLM API only: `SamplingParams.{e.sampling_params}`.")
+        if _not_working(e):
+            notes.append(_not_working(e))
         new = f"`{e.llmapi}`" if e.llmapi else "**none**"
         cell = new + (f"<br>{' '.join(notes)}" if notes else "")
         body.append(f"| {legacy} | {cell.replace('|', '&#124;')} |")
