@@ -88,7 +88,8 @@ def per_request_counters(name: str, drafted, accepted) -> None:
     d, a = int(drafted or 0), int(accepted or 0)
     if d == 0 and a == 0:
         print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
-              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; "
+              "acceptance is measured from LLM.get_stats (notebooks 04-07) instead")
     else:
         print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
     if a > d:
@@ -195,29 +196,48 @@ triton_config:
 
 # %%
 # %%bash
-# Source: [llmapi] (launch_triton_server.py --model_repo=llmapi_repo/).
-python3 /app/scripts/launch_triton_server.py --model_repo /tmp/specdec-legacy/llmapi_dtm
+# Source: [llmapi] (launch_triton_server.py --model_repo=llmapi_repo/). The launcher starts tritonserver under
+# mpirun in the background and returns. All of them write to /tmp/specdec-legacy/triton.log: a bash cell ends
+# only when every process it started has closed the cell's output.
+python3 /app/scripts/launch_triton_server.py --model_repo=/tmp/specdec-legacy/llmapi_dtm \
+  > /tmp/specdec-legacy/triton.log 2>&1 || { tail -n 40 /tmp/specdec-legacy/triton.log; exit 1; }
+# The pid of the oldest tritonserver process, for the wait below: it fails at once if that process exits.
+for i in $(seq 60); do pgrep -o -x tritonserver > /tmp/specdec-legacy/triton.pid && break; sleep 1; done
+test -s /tmp/specdec-legacy/triton.pid || {
+  echo "no tritonserver process after 60 s"; tail -n 40 /tmp/specdec-legacy/triton.log; exit 1; }
 
 # %%
 import json
+import pathlib
 import time
 import urllib.request
 
+TRITON_LOG = pathlib.Path("/tmp/specdec-legacy/triton.log")
 
-def wait_ready(timeout_s: float = 900.0) -> None:
+
+def wait_ready(url: str, pid_file, timeout_s: float = 900.0) -> None:
+    """Poll url until it answers HTTP 200; fail at once, with the log's end, if pid_file's process exited."""
+    pid = int(pathlib.Path(pid_file).read_text())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        try:  # the process state; a zombie ("Z") has exited too
+            running = pathlib.Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            running = False
+        if not running:
+            tail = TRITON_LOG.read_text(errors="replace").splitlines()[-40:]
+            raise RuntimeError(f"tritonserver exited before {url} was ready; the end of {TRITON_LOG}:\n" + "\n".join(tail))
         try:
-            with urllib.request.urlopen("http://localhost:8000/v2/health/ready", timeout=5) as r:
+            with urllib.request.urlopen(url, timeout=5) as r:
                 if r.status == 200:
                     return
         except OSError:
             pass
         time.sleep(5)
-    raise TimeoutError("tritonserver did not become ready")
+    raise TimeoutError(f"tritonserver was not ready after {timeout_s:g} s (see {TRITON_LOG})")
 
 
-wait_ready()
+wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready", pid_file="/tmp/specdec-legacy/triton.pid")
 body = {"text_input": PROMPTS[0], "sampling_param_max_tokens": 64, "sampling_param_temperature": 0.0,
         "sampling_param_exclude_input_from_output": True, "sampling_param_return_perf_metrics": True}
 req = urllib.request.Request("http://localhost:8000/v2/models/tensorrt_llm/generate",

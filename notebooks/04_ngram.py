@@ -43,8 +43,10 @@
 # ([why](../triton_cpu.md#4-requests)), so they are printed, not relied on.
 #
 # Run it inside `nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3` on one NVIDIA GPU. It needs
-# only the container: no clone of this guide and nothing installed, since the cells write every
-# helper and file they use ([Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
+# only the container: no clone of this guide, since the cells write every helper and file they use,
+# and nothing installed except tritonclient, which the gRPC cell installs from PyPI when the
+# container lacks it, into a folder of its own (`pylib`) so that the container's packages stay as shipped
+# ([Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
 # shows how to open it there; `make test-gpu` runs every GPU notebook). The model
 # is the container's default small model, TinyLlama-1.1B-Chat, downloaded from Hugging Face on
 # first use.
@@ -234,7 +236,8 @@ def per_request_counters(name: str, drafted, accepted) -> None:
     d, a = int(drafted or 0), int(accepted or 0)
     if d == 0 and a == 0:
         print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
-              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; "
+              "acceptance is measured from LLM.get_stats (notebooks 04-07) instead")
     else:
         print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
     if a > d:
@@ -390,14 +393,28 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 
 # %% [markdown]
 # The container's launcher starts `tritonserver` in the background and returns: HTTP on 8000,
-# gRPC on 8001, metrics on 8002. It has no stop command; the last cell of this section stops
-# the server.
+# gRPC on 8001, metrics on 8002. The cell sends the launcher's output, and so the server's, to
+# `triton.log` (a bash cell ends only when every process it started has closed the cell's output,
+# and the server never exits by itself), and writes the server's pid to `triton.pid`, so the wait
+# below fails at once, with the log's end, if the server exits while loading. The launcher has no
+# stop command; the last cell of this section stops the server.
 
 # %% language="bash"
-# python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_ngram" --world_size 1
+# # The launcher starts tritonserver (under mpirun) in the background and returns. All of them
+# # write to triton.log: a bash cell ends only when every process it started has closed the cell's output.
+# python3 /app/scripts/launch_triton_server.py --world_size 1 --model_repo "$PWD/repo_ngram" > triton.log 2>&1 \
+#   || { tail -n 40 triton.log; exit 1; }
+# # The pid of the oldest tritonserver process, for the wait below: it fails at once if that process exits.
+# for i in $(seq 60); do pgrep -o -x tritonserver > triton.pid && break; sleep 1; done
+# test -s triton.pid || { echo "no tritonserver process after 60 s"; tail -n 40 triton.log; exit 1; }
 
 # %%
-wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
+# The server's log is triton.log: if the server exits while loading, the wait ends at once and prints the log's end.
+try:
+    wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready", pid_file="triton.pid")
+except RuntimeError:
+    print("\n".join(Path("triton.log").read_text(errors="replace").splitlines()[-40:]))
+    raise
 
 # %% [markdown]
 # One request with curl. Only keys named like the model's inputs reach it, hence
@@ -451,7 +468,9 @@ per_request_counters("NGram behind Triton", triton["total_draft_tokens"], triton
 # %% [markdown]
 # The same stream over gRPC with tritonclient. The cell below writes the client: the guide's
 # `snippets/triton/client_grpc_stream.py` as it is (a CPU test compares the two), which the CPU
-# tests run against the CPU stand-in. Its last line carries the draft counters.
+# tests run against the CPU stand-in. Its last line carries the draft counters. The cell after it
+# runs the client with the container's tritonclient, or, where the container has none, with one
+# installed from PyPI into `pylib` (on `PYTHONPATH` for that command only).
 
 # %%
 # %%writefile client_grpc_stream.py
@@ -516,8 +535,10 @@ finally:
     client.close()
 
 # %% language="bash"
-# python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
-# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
+# # tritonclient: the container's, or else installed from PyPI into ./pylib, apart from the container's packages.
+# PYTHONPATH="$PWD/pylib" python3 -c "import tritonclient.grpc" 2>/dev/null || \
+#   python3 -m pip install --quiet --target "$PWD/pylib" "tritonclient[grpc]==2.73.0"
+# PYTHONPATH="$PWD/pylib" TRITON_GRPC_PORT=8001 python3 client_grpc_stream.py
 
 # %% language="bash"
 # # The launcher started tritonserver in the background; this container runs no other one.

@@ -23,8 +23,9 @@
 #
 # *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
 # (or `make test-gpu`, which runs every GPU notebook). It needs only the container its header
-# names: no clone of this guide and nothing installed, since the cells write every helper and file
-# they use.
+# names: no clone of this guide, since the cells write every helper and file they use, and nothing
+# installed except tritonclient, which the gRPC cell installs from PyPI when the container lacks it,
+# into a folder of its own (`pylib`) so that the container's packages stay as shipped.
 #
 # EAGLE-3 drafts with a small trained head that reads the target's own hidden states. It needs
 # a head trained for that exact target: here `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B` for
@@ -267,7 +268,8 @@ def per_request_counters(name: str, drafted, accepted) -> None:
     d, a = int(drafted or 0), int(accepted or 0)
     if d == 0 and a == 0:
         print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
-              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; "
+              "acceptance is measured from LLM.get_stats (notebooks 04-07) instead")
     else:
         print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
     if a > d:
@@ -438,10 +440,21 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # grep -A2 -E '^(max_batch_size|model_transaction_policy)' repo_eagle3/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
-# python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_eagle3" --world_size 1
+# # The launcher starts tritonserver (under mpirun) in the background and returns. All of them
+# # write to triton.log: a bash cell ends only when every process it started has closed the cell's output.
+# python3 /app/scripts/launch_triton_server.py --world_size 1 --model_repo "$PWD/repo_eagle3" > triton.log 2>&1 \
+#   || { tail -n 40 triton.log; exit 1; }
+# # The pid of the oldest tritonserver process, for the wait below: it fails at once if that process exits.
+# for i in $(seq 60); do pgrep -o -x tritonserver > triton.pid && break; sleep 1; done
+# test -s triton.pid || { echo "no tritonserver process after 60 s"; tail -n 40 triton.log; exit 1; }
 
 # %%
-wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready")
+# The server's log is triton.log: if the server exits while loading, the wait ends at once and prints the log's end.
+try:
+    wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready", pid_file="triton.pid")
+except RuntimeError:
+    print("\n".join(Path("triton.log").read_text(errors="replace").splitlines()[-40:]))
+    raise
 
 # %% language="bash"
 # curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \
@@ -474,7 +487,9 @@ per_request_counters("EAGLE-3 behind Triton", triton["total_draft_tokens"], trit
 # %% [markdown]
 # The same stream over gRPC with tritonclient. The cell below writes the client: the guide's
 # `snippets/triton/client_grpc_stream.py` as it is (a CPU test compares the two), which the CPU
-# tests run against the CPU stand-in. Its last line carries the draft counters.
+# tests run against the CPU stand-in. Its last line carries the draft counters. The cell after it
+# runs the client with the container's tritonclient, or, where the container has none, with one
+# installed from PyPI into `pylib` (on `PYTHONPATH` for that command only).
 
 # %%
 # %%writefile client_grpc_stream.py
@@ -539,8 +554,10 @@ finally:
     client.close()
 
 # %% language="bash"
-# python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
-# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
+# # tritonclient: the container's, or else installed from PyPI into ./pylib, apart from the container's packages.
+# PYTHONPATH="$PWD/pylib" python3 -c "import tritonclient.grpc" 2>/dev/null || \
+#   python3 -m pip install --quiet --target "$PWD/pylib" "tritonclient[grpc]==2.73.0"
+# PYTHONPATH="$PWD/pylib" TRITON_GRPC_PORT=8001 python3 client_grpc_stream.py
 
 # %% language="bash"
 # # The launcher started tritonserver in the background; this container runs no other one.

@@ -24,8 +24,9 @@
 #
 # *To run it:* [Run a GPU notebook in the container](../../index.md#run-a-gpu-notebook-in-the-container)
 # (or `make test-gpu`, which runs every GPU notebook). It needs only the container its header
-# names: no clone of this guide and nothing installed, since the cells write every helper and file
-# they use.
+# names: no clone of this guide, since the cells write every helper and file they use, and nothing
+# installed except tritonclient, which the gRPC cell installs from PyPI when the container lacks it,
+# into a folder of its own (`pylib`) so that the container's packages stay as shipped.
 #
 # MTP drafts with extra prediction modules that the model was trained with and ships in its
 # checkpoint, so it needs no separate draft model and no extra download. It also means MTP
@@ -235,7 +236,8 @@ def per_request_counters(name: str, drafted, accepted) -> None:
     d, a = int(drafted or 0), int(accepted or 0)
     if d == 0 and a == 0:
         print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
-              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; "
+              "acceptance is measured from LLM.get_stats (notebooks 04-07) instead")
     else:
         print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
     if a > d:
@@ -334,7 +336,8 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # The container's own `/app/all_models/llmapi` (its `config.pbtxt`, `model.py` and `helpers.py`),
 # copied, with a `1/model.yaml` that holds the keys of the guide's `mtp` template and the
 # parallelism (every key but `triton_config` goes to `LLM(...)`); one MPI rank per GPU comes from
-# the launcher (`--world_size 8`).
+# the launcher (`--world_size 8`). It sets `num_nextn_predict_layers: 1` where the template has 3,
+# so that Triton drafts as the LLM API and `trtllm-serve` runs above did (one token a step).
 #
 # The container's launcher starts `tritonserver` with `--disable-auto-complete-config`, so Triton
 # reads only `config.pbtxt`, never `model.yaml`'s `triton_config`: the cell writes the same
@@ -353,9 +356,10 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # moe_expert_parallel_size: 8
 # trust_remote_code: true
 # # MTP: the model's own next-n prediction layers draft; max_draft_len follows num_nextn_predict_layers.
+# # One module, as in the LLM API and trtllm-serve runs above (the guide's template uses 3).
 # speculative_config:
 #   decoding_type: MTP
-#   num_nextn_predict_layers: 3
+#   num_nextn_predict_layers: 1
 # # Read by model.py, not passed to LLM; config.pbtxt states the same (below).
 # triton_config:
 #   max_batch_size: 0
@@ -369,10 +373,22 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # grep -A2 -E '^(max_batch_size|model_transaction_policy)' repo_mtp/tensorrt_llm/config.pbtxt
 
 # %% language="bash"
-# python3 /app/scripts/launch_triton_server.py --model_repo "$PWD/repo_mtp" --world_size 8
+# # The launcher starts tritonserver (one process per rank, under mpirun) in the background and
+# # returns. All of them write to triton.log: a bash cell ends only when every process it started
+# # has closed the cell's output.
+# python3 /app/scripts/launch_triton_server.py --world_size 8 --model_repo "$PWD/repo_mtp" > triton.log 2>&1 \
+#   || { tail -n 40 triton.log; exit 1; }
+# # The pid of the oldest tritonserver process, for the wait below: it fails at once if that process exits.
+# for i in $(seq 60); do pgrep -o -x tritonserver > triton.pid && break; sleep 1; done
+# test -s triton.pid || { echo "no tritonserver process after 60 s"; tail -n 40 triton.log; exit 1; }
 
 # %%
-wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready", timeout_s=5400)
+# The server's log is triton.log: if the server exits while loading, the wait ends at once and prints the log's end.
+try:
+    wait_ready("http://127.0.0.1:8000/v2/models/tensorrt_llm/ready", pid_file="triton.pid", timeout_s=5400)
+except RuntimeError:
+    print("\n".join(Path("triton.log").read_text(errors="replace").splitlines()[-40:]))
+    raise
 
 # %% language="bash"
 # curl -sS --fail-with-body -X POST http://127.0.0.1:8000/v2/models/tensorrt_llm/generate \
@@ -390,7 +406,7 @@ triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
     "sampling_param_return_perf_metrics": True,
 })
 print({k: triton[k] for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
-# The same speculative settings, not the same LLM (other defaults): report where the texts part.
+# The same speculative settings (one MTP module), not the same LLM (other defaults): report where the texts part.
 report_greedy("MTP behind Triton", spec.text, triton["text_output"], unit="character")
 per_request_counters("MTP behind Triton", triton["total_draft_tokens"], triton["total_accepted_draft_tokens"])
 
@@ -405,7 +421,9 @@ per_request_counters("MTP behind Triton", triton["total_draft_tokens"], triton["
 # %% [markdown]
 # The same stream over gRPC with tritonclient. The cell below writes the client: the guide's
 # `snippets/triton/client_grpc_stream.py` as it is (a CPU test compares the two), which the CPU
-# tests run against the CPU stand-in. Its last line carries the draft counters.
+# tests run against the CPU stand-in. Its last line carries the draft counters. The cell after it
+# runs the client with the container's tritonclient, or, where the container has none, with one
+# installed from PyPI into `pylib` (on `PYTHONPATH` for that command only).
 
 # %%
 # %%writefile client_grpc_stream.py
@@ -470,8 +488,10 @@ finally:
     client.close()
 
 # %% language="bash"
-# python3 -c "import tritonclient.grpc" 2>/dev/null || python3 -m pip install --quiet "tritonclient[grpc]==2.73.0"
-# TRITON_GRPC=127.0.0.1:8001 python3 client_grpc_stream.py
+# # tritonclient: the container's, or else installed from PyPI into ./pylib, apart from the container's packages.
+# PYTHONPATH="$PWD/pylib" python3 -c "import tritonclient.grpc" 2>/dev/null || \
+#   python3 -m pip install --quiet --target "$PWD/pylib" "tritonclient[grpc]==2.73.0"
+# PYTHONPATH="$PWD/pylib" TRITON_GRPC_PORT=8001 python3 client_grpc_stream.py
 
 # %% language="bash"
 # # The launcher started tritonserver (one process per rank) in the background; this container runs no other one.

@@ -303,3 +303,27 @@ def test_a_heredoc_in_a_bash_cell_is_checked_by_what_it_writes(tmp_path, checker
         EOF
         """)
     assert len(diags) == 1 and "heredoc into notes.txt" in diags[0], diags
+
+
+def test_fill_template_calls_of_all_cells_are_one_sequence(tmp_path, checker):
+    """Issue 26: a structural placeholder (here the ensemble's logits_datatype) that no cell fills is an
+    error at the last call on that file, in the cell that makes it; filled by a later cell, it is not."""
+    first = """\
+        # %%
+        # %%bash
+        python3 /app/tools/fill_template.py -i "$REPOS/a/ensemble/config.pbtxt" triton_max_batch_size:4
+
+        # %%
+        # %%bash
+        python3 /app/tools/fill_template.py -i "$REPOS/a/preprocessing/config.pbtxt" \\
+            tokenizer_dir:/m,triton_max_batch_size:4,preprocessing_instance_count:1
+        """
+    _, diags = _check(tmp_path, checker, first)
+    assert len(diags) == 1 and diags[0].startswith("nb.py:22:") and "cell 1:" in diags[0], diags
+    assert "'ensemble' template (TRT-LLM 1.1.0)" in diags[0] and "logits_datatype" in diags[0]
+    result, diags = _check(tmp_path, checker, first + """\
+
+        # %%
+        !python3 /app/tools/fill_template.py -i $REPOS/a/ensemble/config.pbtxt logits_datatype:TYPE_FP32
+        """)
+    assert diags == [] and result.cells[2].references == 1

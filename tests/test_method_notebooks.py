@@ -166,8 +166,10 @@ def test_header_pins_a_known_release_and_its_container(path):
 
 
 _REPO_MODEL_YAML = re.compile(r"cat > (repo_\w+)/tensorrt_llm/1/model\.yaml <<'EOF'\n(.*?)\nEOF\n", re.S)
-#: What a notebook's Triton model.yaml sets beyond its method's template: 07 serves DeepSeek-R1 on eight GPUs.
-BEYOND_TEMPLATE = {"07_mtp": {"tensor_parallel_size": 8, "moe_expert_parallel_size": 8, "trust_remote_code": True}}
+#: What a notebook's Triton model.yaml sets beyond its method's template: 07 serves DeepSeek-R1 on eight GPUs,
+#: with one MTP module (the template has 3) as its LLM API and trtllm-serve runs use.
+BEYOND_TEMPLATE = {"07_mtp": {"tensor_parallel_size": 8, "moe_expert_parallel_size": 8, "trust_remote_code": True,
+                              "speculative_config": {"decoding_type": "MTP", "num_nextn_predict_layers": 1}}}
 
 
 @pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)

@@ -138,7 +138,8 @@ def per_request_counters(name: str, drafted: Any, accepted: Any) -> None:
     d, a = int(drafted or 0), int(accepted or 0)
     if d == 0 and a == 0:
         print(f"{name}: per-request counters read 0 drafted / 0 accepted. TensorRT-LLM PR #17082: "
-              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; acceptance is measured above instead")
+              "1.1.0 and 1.2.1 leave them unfilled with TorchSampler; "
+              "acceptance is measured from LLM.get_stats (notebooks 04-07) instead")
     else:
         print(f"{name}: per-request counters: {a} of {d} draft tokens accepted")
     if a > d:
