@@ -64,6 +64,31 @@ def test_on_the_pinned_releases_behaviour_it_says_no_measure_is_available(stand_
     assert SHOWN.read_text() == shown, f"{SHOWN.relative_to(ROOT)} differs from a fresh run: SPECDEC_UPDATE_OUTPUTS=1"
 
 
+def _release_models() -> list[str]:
+    """The stand-in's model of every CPU method, as the default track serves it with its default sampler."""
+    from stand_in import fidelity_name
+
+    from specdec_guide.templates import TRACK
+
+    return [fidelity_name(TRACK, "ngram"), "draft_target", "user_provided"]
+
+
+@pytest.mark.parametrize("model", _release_models())
+def test_every_method_as_the_pinned_release_serves_it_has_no_measure_on_triton(stand_in_server, model):
+    done = _run("--triton", stand_in_server.http_url, "--model", model, "--max-draft-len", "4", "--max-tokens", "8")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "drafted 0, accepted 0 on every request" in done.stdout and "one event for 8 tokens" in done.stdout
+
+
+def test_ngram_with_trtllmsampler_is_measured_by_its_counters(stand_in_server):
+    """The behaviour record says TRTLLMSampler fills the per-request counters on the pinned releases
+    (per_request_draft_counters_filled): the session's ngram model asks for it."""
+    done = _run("--triton", stand_in_server.http_url, "--model", "ngram", "--max-draft-len", "4", "--max-tokens", "16",
+                "--prompt", "a b c d a b c d a b c d a b c d")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("measured by counters: "), done.stdout
+
+
 def _generate(url: str, model: str, prompt: str, max_tokens: int) -> dict:
     body = {"text_input": prompt, "sampling_param_max_tokens": max_tokens,
             "sampling_param_exclude_input_from_output": True, "sampling_param_return_perf_metrics": True}
