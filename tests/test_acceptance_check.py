@@ -149,3 +149,35 @@ def test_trtllm_serve_iterations_give_tokens_per_step(fake_serve):
 def test_an_unreachable_server_is_one_line_and_status_2():
     done = _run("--triton", "http://127.0.0.1:9", "--max-draft-len", "4", timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--openai", "localhost", "--model", "m"], "starts with http:// or https://"),
+])
+def test_a_url_without_a_scheme_is_refused(args, message):
+    done = _run(*args, "--max-draft-len", "4", timeout=60)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done
+
+
+def test_a_port_that_is_not_http_is_one_line_not_a_traceback():
+    """Triton's gRPC port (8001 in step 1) answers bytes that are not HTTP: one line, status 2."""
+    import socket
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def answer():
+        conn, _ = srv.accept()
+        conn.recv(1024)
+        conn.sendall(b"\x00\x00\x18\x04\x00\x00\x00\x00\x00")  # an HTTP/2 (gRPC) SETTINGS frame
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        done = _run("--triton", f"http://127.0.0.1:{port}", "--max-draft-len", "4", timeout=60)
+    finally:
+        srv.close()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr

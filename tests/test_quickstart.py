@@ -321,7 +321,7 @@ def test_the_acceptance_step_serves_the_same_keys_and_measures_through_trtllm_se
     log = calls.read_text().splitlines()
     # Triton goes first, and its launcher and backend processes with it
     assert log[:4] == ["pkill -x tritonserver", "pgrep -x tritonserver", "pgrep -x mpirun",
-                       "pgrep -f triton_python_backend_stub"], log
+                       "pgrep -f [t]riton_python_backend_stub"], log
     serve = next(line for line in log if line.startswith("trtllm-serve "))
     assert f"--extra_llm_api_options {work}/serve_check.yaml" in serve and "--host 127.0.0.1" in serve
     written = yaml.safe_load((work / "serve_check.yaml").read_text())
@@ -333,3 +333,12 @@ def test_the_acceptance_step_serves_the_same_keys_and_measures_through_trtllm_se
     assert "measured by iterations: 32 tokens in 12 iterations from /metrics over 2 requests" in done.stdout, done.stdout
     assert "acceptance length 3.00" in done.stdout and "acceptance rate 0.500" in done.stdout, done.stdout
     assert "specDecodingStats" not in done.stdout  # 1.1.0 leaves the draft counts at 0: no line for them
+
+
+def test_the_check_script_goes_into_the_quick_starts_container():
+    """Step 6's copy names the container step 1 starts and the path step 6 runs the script from."""
+    words = _words(SNIPPETS / "copy_check.sh")
+    name = _words(DOCKER_RUN[FIRST])[_words(DOCKER_RUN[FIRST]).index("--name") + 1]
+    assert words == ["docker", "cp", "check_acceptance.py", f"{name}:/workspace/check_acceptance.py"], words
+    for step in ("check_triton.sh", "check_serve.sh"):
+        assert "python3 /workspace/check_acceptance.py" in (SNIPPETS / step).read_text(), step

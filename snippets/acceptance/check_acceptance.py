@@ -23,7 +23,7 @@ trtllm-serve (--openai):
      iterations that scheduled it, with nothing else in flight and the overlap scheduler off (with it on, a request
      stays scheduled one iteration past its last token, which lowers the figure a little); and the
      draft counts of specDecodingStats where the release fills them (TensorRT-LLM PR #9855, after
-     1.1.0; on 1.1.0 they read 0 and no draft-count line is printed).
+     1.1.0; on 1.1.0 they most likely read 0, and then no draft-count line is printed).
 
 The acceptance rate printed is accepted / drafted, with max_draft_len drafts on every step for
 the step-based measures. Exit status: 0 measured, 3 no measure available here (it says why),
@@ -33,6 +33,7 @@ the step-based measures. Exit status: 0 measured, 3 no measure available here (i
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import urllib.error
@@ -118,7 +119,9 @@ def triton_steps(base: str, model: str, prompts, max_tokens: int, max_draft_len:
 
 def _per_step(name: str, tokens: int, steps: int, requests: int, max_draft_len: int, what: str) -> str:
     """Each request's first step (its prompt) yields one token; each later one the accepted drafts plus one."""
-    length = (tokens - requests) / (steps - requests) if steps > requests else 1.0
+    if steps <= requests:
+        raise Unavailable(f"{steps} {what} for {requests} requests: not one generation step was counted")
+    length = (tokens - requests) / (steps - requests)
     rate = (length - 1) / max_draft_len
     return (f"{name}: {tokens} tokens in {steps} {what} over {requests} requests, one in flight: acceptance length "
             f"{length:.2f} tokens per step after the first, acceptance rate {rate:.3f} at max_draft_len {max_draft_len}")
@@ -126,11 +129,21 @@ def _per_step(name: str, tokens: int, steps: int, requests: int, max_draft_len: 
 
 # -- trtllm-serve ----------------------------------------------------------------------------------
 def _drain(base: str) -> list:
+    """The queued iteration records (as dicts: older releases send each as a JSON string)."""
     try:
         stats = json.loads(_get(f"{base}/metrics"))
-    except (urllib.error.HTTPError, ValueError):
+    except (urllib.error.HTTPError, json.JSONDecodeError):
         raise Unavailable("/metrics did not answer a JSON list (trtllm-serve 1.1.0 or later serves it)") from None
-    return stats if isinstance(stats, list) else []
+    out = []
+    for record in stats if isinstance(stats, list) else []:
+        if isinstance(record, str):
+            try:
+                record = json.loads(record)
+            except json.JSONDecodeError:
+                continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
 
 
 def openai_iterations(base: str, model: str, prompts, max_tokens: int, max_draft_len: int) -> str:
@@ -146,7 +159,9 @@ def openai_iterations(base: str, model: str, prompts, max_tokens: int, max_draft
         tokens += int(out["usage"]["completion_tokens"])
         for it in stats:
             ifb = it.get("inflightBatchingStats") or {}
-            scheduled = ifb.get("numScheduledRequests", it.get("numActiveRequests", 0))
+            scheduled = (ifb.get("numScheduledRequests")
+                         or ifb.get("numContextRequests", 0) + ifb.get("numGenRequests", 0)
+                         or it.get("numActiveRequests", 0))
             iterations += 1 if scheduled else 0
             spec = it.get("specDecodingStats")
             if isinstance(spec, dict) and "numDraftTokens" in spec:
@@ -154,6 +169,7 @@ def openai_iterations(base: str, model: str, prompts, max_tokens: int, max_draft
                 drafted += int(spec.get("numDraftTokens") or 0)
                 accepted += int(spec.get("numAcceptedTokens") or 0)
     line = _per_step("iterations", tokens, iterations, len(prompts), max_draft_len, "iterations from /metrics")
+    line += " (assumes the overlap scheduler is off: with it on, each request counts one iteration more)"
     if spec_seen and drafted:
         line += f"; specDecodingStats: {accepted} of {drafted} draft tokens accepted ({accepted / drafted:.3f})"
     return line
@@ -171,6 +187,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.max_draft_len < 1 or args.max_tokens < 2:
         p.error("--max-draft-len must be at least 1 and --max-tokens at least 2")
+    if not (args.triton or args.openai).startswith(("http://", "https://")):
+        p.error("the server's URL starts with http:// or https:// (e.g. http://127.0.0.1:8000)")
     prompts = tuple(args.prompt or PROMPTS)
     if args.triton:
         base, model = args.triton.rstrip("/"), args.model or "tensorrt_llm"
@@ -190,7 +208,8 @@ def main(argv=None) -> int:
             return 0
         except Unavailable as why:
             print(f"{name}: not available: {why}")
-        except (urllib.error.URLError, OSError, ValueError, KeyError) as err:
+        except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError, AttributeError,
+                http.client.HTTPException) as err:  # not an HTTP server of that kind (a gRPC port, say)
             print(f"check_acceptance.py: {base}: {type(err).__name__}: {err}", file=sys.stderr)
             return 2
     print("no acceptance measure is available from this server; see the measures above, or measure the speed-up "

@@ -3,9 +3,12 @@
 # iteration. Triton holds the GPU: stop it first (the container keeps running), and wait until its
 # launcher (mpirun) and its Python backend's processes, which hold the model, are gone too.
 pkill -x tritonserver
-while pgrep -x tritonserver > /dev/null || pgrep -x mpirun > /dev/null || pgrep -f triton_python_backend_stub > /dev/null
-do sleep 1; done
-nvidia-smi --query-gpu=memory.used --format=csv
+# ([t] keeps pgrep -f from matching this command line itself.)
+for try in $(seq 120); do
+  pgrep -x tritonserver > /dev/null || pgrep -x mpirun > /dev/null || pgrep -f '[t]riton_python_backend_stub' > /dev/null || break
+  sleep 1
+done
+nvidia-smi --query-gpu=memory.used --format=csv  # back near 0 MiB before trtllm-serve loads
 cat > /workspace/serve_check.yaml <<'YAML'
 enable_iter_perf_stats: true     # /metrics: one record per iteration
 disable_overlap_scheduler: true
