@@ -97,7 +97,10 @@ def _note_line(n: int, prefix: str, cell: dict, row: str, method: str, sources: 
     text = cell.get("note") or ""
     src = "; ".join(_source_link(k, sources[k]) for k in keys) or "no source settles it"
     conf = f", {cell['confidence']}" if cell.get("confidence") else ""
-    return (f'<span id="{prefix}-{n}"></span>{n}. **{row} × {METHOD_LABELS[method]}: '
+    if text and not text.rstrip().endswith((".", "!", "?")):
+        text = text.rstrip() + "."
+    # A list item each (the number is text: an ordered list would restart at 1 in every box).
+    return (f'- <span id="{prefix}-{n}"></span>**{n}. {row} × {METHOD_LABELS[method]}: '
             f"{cell['value'].replace('_', ' ')}**{conf}. {text} Sources: {src}.")
 
 
