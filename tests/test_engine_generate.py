@@ -121,12 +121,13 @@ def test_sampling_with_a_seed_is_reproducible(engines, method):
         ({"text_input": ""}, "empty"),
         ({"text_input": "x", "sampling_param_max_tokens": 0}, "must be >= 1"),
         ({"text_input": "x", "sampling_param_max_tokens": -3}, "must be >= 1"),
-        ({"text_input": "x", "sampling_param_max_tokens": 10**9}, "too large"),
         ({"text_input": "x", "sampling_param_max_tokens": 2.5}, "expected an integer"),
         ({"text_input": "x", "sampling_param_max_tokens": "8"}, "expected an integer"),
         ({"text_input": "x", "sampling_param_max_tokens": [4, 5]}, "expected one value"),
         ({"text_input": "x", "sampling_param_temperature": -1.0}, "must be >= 0"),
-        ({"text_input": "x", "sampling_param_top_p": 1.5}, "[0, 1]"),  # 0 is greedy, as in the release
+        ({"text_input": "x", "sampling_param_top_p": 1.5}, "[0, 1]"),
+        # The executor's sampling config refuses 0 (llmapi_top_p_zero_refused): not greedy.
+        ({"text_input": "x", "sampling_param_top_p": 0.0}, "sampling_param_top_p must be > 0"),
         ({"text_input": "x", "sampling_param_seed": -1}, "between 0 and"),
         ({"text_input": "x", "sampling_param_best_of": 2}, "not emulated"),
         ({"text_input": "x", "sampling_param_presence_penalty": float("nan")}, "expected a finite number"),
@@ -140,6 +141,19 @@ def test_bad_requests_are_refused_with_the_input_name(engines, fields, message):
     assert message in str(info.value)
 
 
+def test_max_tokens_beyond_the_room_is_clamped_with_a_warning(engines):
+    """As the release's executor does (llmapi_max_tokens_clamped): the request runs to the model's limit."""
+    engine = engines["baseline"]
+    prompt = "abc " * 248
+    room = engine.max_seq_len - len(engine.encode(prompt))
+    out = engine.complete({"text_input": prompt, "sampling_param_max_tokens": 10**9})
+    assert (len(out.token_ids), out.finish_reason) == (room, "length")
+    assert len(out.warnings) == 1 and f"sampling_param_max_tokens={10**9}" in out.warnings[0]
+    assert f"clamped to {room}" in out.warnings[0]
+    exact = engine.complete({"text_input": prompt, "sampling_param_max_tokens": room})
+    assert exact.token_ids == out.token_ids and exact.warnings == ()
+
+
 def test_prompt_longer_than_the_model_is_refused(engines):
     with pytest.raises(RequestError, match="limit"):
         engines["baseline"].complete({"text_input": "x" * 2000, "sampling_param_max_tokens": 1})
@@ -150,9 +164,17 @@ def test_triton_shaped_values_are_accepted(engines):
 
     out = engines["baseline"].complete({
         "text_input": [b"abc"], "sampling_param_max_tokens": np.array([3], dtype=np.int32),
-        "streaming": [False], "sampling_param_stop": [b"zz"],
+        "streaming": [False],
     })
     assert len(out.token_ids) == 3 and out.text.startswith("abc")
+
+
+def test_stop_entries_as_bytes_fail_like_the_release(engines):
+    """The llmapi model hands Triton's bytes to SamplingParams, whose tokenizer refuses them
+    (llmapi_stop_strings_as_bytes); str entries, as the LLM API takes them, work (above)."""
+    with pytest.raises(ValueError, match="text input must be of type"):
+        engines["baseline"].complete({"text_input": [b"abc"], "sampling_param_max_tokens": 3,
+                                      "sampling_param_stop": [b"zz"]})
 
 
 PENALTIES = dict(sampling_param_frequency_penalty=1.0, sampling_param_presence_penalty=0.5)

@@ -13,6 +13,7 @@ servers check the load failures, with and without auto-complete.
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -109,8 +110,7 @@ def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
 @pytest.mark.parametrize("model_kind, fields, reason", [
     ("sync", {"streaming": True}, "Streaming is only supported in decoupled mode."),
     ("ngram", {"sampling_param_max_tokens": 0}, "sampling_param_max_tokens"),
-    ("ngram", {"sampling_param_max_tokens": 100_000}, "too large"),
-], ids=["streaming-not-decoupled", "max_tokens-0", "max_tokens-too-large"])
+], ids=["streaming-not-decoupled", "max_tokens-0"])
 def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, reason):
     shape = value(track, "llmapi_error_shape")
     status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, model_kind)}/generate",
@@ -138,14 +138,68 @@ def test_FACT_llmapi_error_shape_code_on_infer(server, track):
     assert json.loads(text)["error"].startswith(shape["prefix"])
 
 
+# -- request values, as the release treats them once they reach the LLM ------------------------------
 @pytest.mark.parametrize("track", TRACKS)
-def test_FACT_llmapi_top_p_zero_greedy(server, track):
-    model = fidelity_name(track, "sync")
-    greedy = _post(f"{server.http_url}/v2/models/{model}/generate", {"text_input": PROMPT, "sampling_param_max_tokens": 6})
-    top_p0 = _post(f"{server.http_url}/v2/models/{model}/generate",
-                   {"text_input": PROMPT, "sampling_param_max_tokens": 6, "sampling_param_top_p": 0.0})
-    same = greedy[0] == top_p0[0] == 200 and json.loads(greedy[1])["text_output"] == json.loads(top_p0[1])["text_output"]
-    assert same == value(track, "llmapi_top_p_zero_greedy"), (cite(track, "llmapi_top_p_zero_greedy"), greedy, top_p0)
+def test_FACT_llmapi_top_p_zero_refused(server, track):
+    """top_p 0 is not greedy: the executor's sampling config refuses it (0 < top_p <= 1 is accepted)."""
+    rule, shape = value(track, "llmapi_top_p_zero_refused"), value(track, "llmapi_error_shape")
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
+    body = {"text_input": PROMPT, "sampling_param_max_tokens": 6}
+    greedy, top_p0 = _post(url, body), _post(url, {**body, "sampling_param_top_p": 0.0})
+    assert greedy[0] == 200 and _post(url, {**body, "sampling_param_top_p": 0.5})[0] == 200, greedy
+    if rule["top_p_zero"] == "request_error":
+        error = json.loads(top_p0[1]).get("error", "")
+        assert top_p0[0] != 200 and error.startswith(shape["prefix"]) and "top_p" in error, (
+            cite(track, "llmapi_top_p_zero_refused"), top_p0)
+    else:  # a record that says 0 decodes greedily
+        assert top_p0[0] == 200 and json.loads(top_p0[1])["text_output"] == json.loads(greedy[1])["text_output"], (
+            cite(track, "llmapi_top_p_zero_refused"), top_p0)
+
+
+# A prompt that leaves the tiny target (1024 positions, one token per byte) little room, so a clamped
+# request ends within a few dozen tokens.
+NEAR_LIMIT_PROMPT = "abc " * 248
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_max_tokens_clamped(server, track):
+    """A max_tokens beyond the room after the prompt runs, clamped to that room, with a warning."""
+    rule = value(track, "llmapi_max_tokens_clamped")
+    asked = 100_000 + TRACKS.index(track)  # one number per track: the shared log tells them apart
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
+    body = {"text_input": NEAR_LIMIT_PROMPT, "sampling_param_exclude_input_from_output": True,
+            "return_finish_reason": True}
+    status, text = _post(url, {**body, "sampling_param_max_tokens": asked})
+    if rule["over_room"] != "clamped":
+        assert status != 200, (cite(track, "llmapi_max_tokens_clamped"), text)
+        return
+    assert status == 200 and json.loads(text)["finish_reason"] == "length", (cite(track, "llmapi_max_tokens_clamped"), text)
+    warned = re.search(rf"sampling_param_max_tokens={asked} is larger than the room.*clamped to (\d+)", server.log())
+    assert bool(warned) == rule["warning_logged"], (cite(track, "llmapi_max_tokens_clamped"), server.log()[-2000:])
+    if warned:  # the clamped request is the request for exactly the room
+        room = int(warned.group(1))
+        _, exact = _post(url, {**body, "sampling_param_max_tokens": room})
+        assert json.loads(exact)["text_output"] == json.loads(text)["text_output"], (room, exact, text)
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_stop_strings_as_bytes(server, track):
+    """sampling_param_stop reaches SamplingParams as bytes: the request fails instead of stopping."""
+    rule, shape = value(track, "llmapi_stop_strings_as_bytes"), value(track, "llmapi_error_shape")
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
+    body = {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_exclude_input_from_output": True}
+    status, plain = _post(url, body)
+    assert status == 200, plain
+    words = json.loads(plain)["text_output"]
+    stop = words[2:4]  # text the model does generate: a stand-in that honours it stops there
+    assert len(stop) == 2, words
+    status, text = _post(url, {**body, "sampling_param_stop": ["never-generated", stop]})
+    if rule["outcome"] == "request_error":
+        error = json.loads(text).get("error", "")
+        assert status != 200 and error.startswith(shape["prefix"]), (cite(track, "llmapi_stop_strings_as_bytes"), text)
+    else:  # a record that says the strings work
+        assert status == 200 and json.loads(text)["text_output"] == words[:words.find(stop)], (
+            cite(track, "llmapi_stop_strings_as_bytes"), text)
 
 
 # -- outputs and counters -----------------------------------------------------------------------
@@ -161,6 +215,24 @@ def test_FACT_llmapi_perf_outputs_and_counters_as_strings(server, track):
     assert as_strings == value(track, "llmapi_counters_as_strings"), (cite(track, "llmapi_counters_as_strings"), got)
     blocks = int(got["kv_cache_alloc_total_blocks"])
     assert blocks >= 1 and got["kv_cache_reused_block"] == "0"  # the stand-in's own, never-reused cache
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_FACT_llmapi_kv_cache_counter_values(server, track):
+    """The record does not settle the release's kv_cache_* values: the stand-in sends its own count and says so."""
+    settled = value(track, "llmapi_kv_cache_counter_values")
+    assert settled is None, (f"the record now says what the release's kv_cache_* outputs read ({settled!r}): make "
+                             "the stand-in send that (engine/model.py _kv_cache_counters)", cite(track, "llmapi_kv_cache_counter_values"))
+    url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
+    body = {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_return_perf_metrics": True}
+    first, again = (json.loads(_post(url, body)[1]) for _ in range(2))
+    # Its own count: ceil((prompt + generated) / 32) new blocks, none reused, even for a prompt it has served.
+    for got in (first, again):
+        assert got["kv_cache_reused_block"] == "0" and got["kv_cache_hit_rate"] == "0.0", got
+        assert got["kv_cache_alloc_new_blocks"] == got["kv_cache_alloc_total_blocks"] == got["kv_cache_missed_block"], got
+    label = ("kv_cache_* outputs: the stand-in's own count (its cache in 32-token blocks, every block new, none "
+             "reused), not the release's: its values are not settled (llmapi_kv_cache_counter_values)")
+    assert label in server.log(), (cite(track, "llmapi_kv_cache_counter_values"), "the load log must say so")
 
 
 def _drafted(server, model: str) -> int:

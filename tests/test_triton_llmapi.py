@@ -193,7 +193,8 @@ def test_acceptance_metrics_are_present_and_consistent(server, method):
 ENGINE_REJECTS = [
     {"sampling_param_max_tokens": 0},
     {"sampling_param_max_tokens": -5},
-    {"sampling_param_max_tokens": 2_000_000_000},
+    # 2**32 - 1 wraps to -1 on its way to the INT32 input (below)
+    {"sampling_param_max_tokens": 4_294_967_295},
 ]
 # Rejected by tritonserver before the model sees them. Triton 2.51 (our CPU server) answers a
 # missing input with 400 but a JSON value it cannot convert to the input's type with 500.
@@ -232,9 +233,15 @@ def test_triton_rejects_malformed_requests_with_a_message(server, fields, status
 
 
 def test_int32_overflow_wraps_silently_before_the_model_sees_it(server):
-    # Triton's JSON -> INT32 conversion keeps the low 32 bits: 99999999999 arrives as 1215752191.
-    status, text = _bad(server, "generate", {"sampling_param_max_tokens": 99_999_999_999})
-    assert status == 400 and "Error generating request: sampling_param_max_tokens=1215752191 is too large" in text
+    # Triton's JSON -> INT32 conversion keeps the low 32 bits: 99999999999 arrives as 1215752191,
+    # which the release clamps to the room after the prompt (llmapi_max_tokens_clamped): the
+    # server log's warning names a number the client never sent. (A prompt near the tiny model's
+    # 1024 positions keeps that room short.)
+    status, text = _bad(server, "generate", {"text_input": "abc " * 248, "sampling_param_max_tokens": 99_999_999_999})
+    assert status == 200, text
+    assert "sampling_param_max_tokens=1215752191 is larger than the room after the prompt" in server.log()
+    status, text = _bad(server, "generate", {"sampling_param_max_tokens": 4_294_967_295})
+    assert status == 400 and "sampling_param_max_tokens must be >= 1, got -1" in text
 
 
 def test_plain_max_tokens_is_silently_ignored(server):

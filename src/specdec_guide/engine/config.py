@@ -60,6 +60,14 @@ RELEASE_FALLBACKS = {
     "penalties_applied_by_sampler": {"TorchSampler": False, "TRTLLMSampler": True},
     # The llmapi model never asks SamplingParams for log probs, so it sends str(None).
     "llmapi_cumulative_logprob_value": "None",
+    # The helpers hand sampling_param_stop over as the tensor's bytes; tokenizing bytes fails the request.
+    "llmapi_stop_strings_as_bytes": {"stop_elements": "bytes", "outcome": "request_error"},
+    # The executor's worker clamps max_tokens to the room after the prompt, with a warning.
+    "llmapi_max_tokens_clamped": {"over_room": "clamped", "warning_logged": True},
+    # The executor's SamplingConfig accepts only 0 < top_p <= 1.
+    "llmapi_top_p_zero_refused": {"top_p_zero": "request_error", "accepted": "0 < top_p <= 1"},
+    # Not settled: the stand-in sends its own count and says so.
+    "llmapi_kv_cache_counter_values": None,
 }
 
 

@@ -8,6 +8,12 @@ loop, so greedy output is token-for-token the target's own greedy output whateve
 Like TensorRT-LLM, the first (context) step of a request runs without a draft: drafters are
 asked only for requests in the generation phase. The acceptance figures therefore count the
 same steps TensorRT-LLM's per-request ``acceptance_rate`` counts.
+
+Before a request runs, :meth:`Engine.check` does what the release of the model.yaml's track does
+with its values (facts of that track's behaviour record, read by id): the stop entries go through
+the tokenizer as ``SamplingParams._setup`` sends them (``llmapi_stop_strings_as_bytes``), a
+``max_tokens`` beyond the room after the prompt is clamped with a warning
+(``llmapi_max_tokens_clamped``) and ``top_p`` 0 is refused (``llmapi_top_p_zero_refused``).
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ from pathlib import Path
 from typing import Iterator
 
 from specdec_guide.attention import load_causal_lm
-from specdec_guide.engine.config import ConfigError, EngineConfig, load_config, penalties_applied
+from specdec_guide.engine.config import ConfigError, EngineConfig, load_config, penalties_applied, release_fact
 from specdec_guide.engine.requests import Chunk, GenerateRequest, RequestError, parse_request  # noqa: F401
 from specdec_guide.speculation import DraftRequest, SpecStats, hf_logits_fn, speculative_steps
 
 DEFAULT_THREADS = 1  # small: Triton, the client and tests share the machine
+#: The facts of what the release does with a request's values before it runs it (Engine.check).
+REQUEST_FACTS = ("llmapi_stop_strings_as_bytes", "llmapi_max_tokens_clamped", "llmapi_top_p_zero_refused")
 
 
 class _GenerationPhaseOnly:
@@ -70,6 +78,8 @@ class Engine:
         self.logits = hf_logits_fn(model)  # tokens -> logits with a KV cache, the loop's interface
         # The release's default sampler ignores penalties; TRTLLMSampler applies them (the record).
         self.penalties_applied, self.penalties_note = penalties_applied(config)
+        # What the release does with a request's values (its record, else the leads: config.RELEASE_FALLBACKS).
+        self.release = {fact_id: release_fact(config.track, fact_id)[0] for fact_id in REQUEST_FACTS}
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -124,19 +134,46 @@ class Engine:
     def decode(self, tokens: list[int]) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
-    def check(self, request: GenerateRequest) -> list[int]:
-        """Tokenize and check the request against the model's length limit; return the prompt ids."""
+    def check(self, request: GenerateRequest) -> tuple[list[int], GenerateRequest, tuple[str, ...]]:
+        """Do what the release does with the request before it runs it: tokenize the prompt and the
+        stop entries, check the prompt against the model's length, deduce max_tokens, check top_p.
+        Return (the prompt's ids, the request as it runs, the warnings the release logs for it)."""
         prompt = self.encode(request.prompt)
         if not prompt:
             raise RequestError("text_input encodes to no tokens")
+        self._setup_stop(request.stop)
         room = self.max_seq_len - len(prompt)
         if room < 1:
             raise RequestError(f"the prompt has {len(prompt)} tokens; the model's limit is {self.max_seq_len}")
+        warnings: tuple[str, ...] = ()
         if request.max_tokens > room:
-            raise RequestError(f"sampling_param_max_tokens={request.max_tokens} is too large: the prompt has "
-                               f"{len(prompt)} tokens and the model's limit is {self.max_seq_len} "
-                               f"(so at most {room})")
-        return prompt
+            what = (f"sampling_param_max_tokens={request.max_tokens} is larger than the room after the prompt: "
+                    f"the prompt has {len(prompt)} tokens and the model's limit is {self.max_seq_len} (so at most {room})")
+            if (self.release["llmapi_max_tokens_clamped"] or {}).get("over_room") != "clamped":
+                raise RequestError(what)
+            # The release's worker uses the room instead, with a warning (llmapi_max_tokens_clamped).
+            warnings += (f"{what}; clamped to {room}, as the release's executor does with a warning "
+                         "(llmapi_max_tokens_clamped)",)
+            request = dataclasses.replace(request, max_tokens=room)
+        if request.sampling.top_p == 0.0:
+            if (self.release["llmapi_top_p_zero_refused"] or {}).get("top_p_zero") == "request_error":
+                raise RequestError("sampling_param_top_p must be > 0 and <= 1, got 0.0: TensorRT-LLM's sampling "
+                                   "config refuses 0 (for greedy decoding leave top_p out, or send "
+                                   "sampling_param_top_k 1)")
+            request = dataclasses.replace(request, sampling=dataclasses.replace(
+                request.sampling, temperature=0.0, top_p=1.0))  # a record that says 0 is greedy
+        return prompt, request, warnings
+
+    def _setup_stop(self, stops) -> None:
+        """The stop entries through the tokenizer as SamplingParams._setup sends them: encode, retried
+        once without add_special_tokens on a TypeError. The llmapi model hands over the bytes of
+        Triton's STRING tensor (llmapi_stop_strings_as_bytes), which a Hugging Face tokenizer refuses:
+        its exception fails the request, in the release's shape."""
+        for stop in stops:
+            try:
+                self.tokenizer.encode(stop, add_special_tokens=False)
+            except TypeError:
+                self.tokenizer.encode(stop)
 
     def generate(self, request: GenerateRequest | dict) -> Iterator[Chunk]:
         """Yield a :class:`Chunk` per target step; the last has ``finished=True``.
@@ -145,8 +182,8 @@ class Engine:
         """
         if isinstance(request, dict):
             request = parse_request(request)
-        prompt = self.check(request)
-        return self._run(request, prompt)
+        prompt, request, warnings = self.check(request)
+        return self._run(request, prompt, warnings)
 
     def complete(self, request: GenerateRequest | dict) -> Chunk:
         """Run a request to the end; return the final chunk."""
@@ -161,7 +198,7 @@ class Engine:
             return request.sampling
         return dataclasses.replace(request.sampling, frequency_penalty=0.0, presence_penalty=0.0)
 
-    def _run(self, request: GenerateRequest, prompt: list[int]) -> Iterator[Chunk]:
+    def _run(self, request: GenerateRequest, prompt: list[int], warnings: tuple[str, ...] = ()) -> Iterator[Chunk]:
         with self._lock:
             request_id = next(self._ids)
             self.logits.reset()  # requests are independent: each pays for its own prompt
@@ -175,6 +212,7 @@ class Engine:
             stats = SpecStats()
             out: list[int] = []
             echo = "" if request.exclude_input_from_output else request.prompt
+            stops = tuple(s for s in request.stop if isinstance(s, str) and s)  # the ones the tokenizer took
             try:
                 steps = speculative_steps(
                     self.logits, prompt, request.max_tokens, drafter=drafter, max_draft_len=self.max_draft_len,
@@ -187,7 +225,7 @@ class Engine:
                     now = time.monotonic_ns()
                     first_token = first_token or now
                     text = self.decode(out)
-                    hit = _first_stop(text, request.stop)
+                    hit = _first_stop(text, stops)
                     if hit is not None:
                         text, stop_reason, finish = text[: hit[0]], hit[1], "stop"
                     elif self.eos_id is not None and out[-1] == self.eos_id:
@@ -195,13 +233,13 @@ class Engine:
                     elif len(out) >= request.max_tokens:
                         finish = "length"
                     chunk = Chunk(echo + text, list(out), finish is not None, finish, stop_reason, stats,
-                                  arrival, first_token, now, prompt_tokens=len(prompt))
+                                  arrival, first_token, now, prompt_tokens=len(prompt), warnings=warnings)
                     yield chunk
                     if finish is not None:
                         return
                 # The loop ended without a reason (cannot happen today): still end the stream.
                 yield Chunk(echo + text, list(out), True, "length", None, stats, arrival, first_token,
-                            time.monotonic_ns(), prompt_tokens=len(prompt))
+                            time.monotonic_ns(), prompt_tokens=len(prompt), warnings=warnings)
             finally:
                 if self.drafter is not None and hasattr(self.drafter, "end_request"):
                     self.drafter.end_request(request_id)

@@ -18,14 +18,21 @@ written by ``repo render``; else the default track), from that track's behaviour
 - errors: every failure is one final response 'Error generating request: <reason>' with code
   INTERNAL, HTTP 500 (``llmapi_error_shape``); the reasons are the stand-in's own words where the
   release's would come from TensorRT-LLM's SamplingParams or executor;
+- request values, as the release treats them once they reach the LLM (the engine's ``check``):
+  ``sampling_param_stop`` is handed on as Triton gives it, bytes, and tokenizing bytes fails the
+  request with the tokenizer's own error (``llmapi_stop_strings_as_bytes``); a
+  ``sampling_param_max_tokens`` beyond the room after the prompt is clamped to it, with a warning in
+  the server log (``llmapi_max_tokens_clamped``); ``sampling_param_top_p`` 0 is refused
+  (``llmapi_top_p_zero_refused``);
 - loading: ``triton_config``, its ``decoupled`` and (with auto-complete) ``max_batch_size`` are read
   without defaults, so a file without them fails with a KeyError; with auto-complete the policy and
   max_batch_size are set unconditionally, so a config.pbtxt that disagrees stops the load
   (``llmapi_triton_config_required_keys``, ``auto_complete_policy_conflict_fails``);
 - outputs: with perf metrics, five ``kv_cache_*`` counters, four timestamps and three
   speculative-decoding counters in every response, as strings (``llmapi_perf_outputs``,
-  ``llmapi_counters_as_strings``); the KV-cache counters are the stand-in's own honest count (its
-  cache in 32-token blocks, the TensorRT-LLM default, never reused);
+  ``llmapi_counters_as_strings``); the KV-cache counters are the stand-in's own count (its cache in
+  32-token blocks, the TensorRT-LLM default, never reused), not the release's, which the record does
+  not settle (``llmapi_kv_cache_counter_values``): the load log says so;
 - draft counters: zero where the release leaves them unfilled (``per_request_draft_counters_filled``);
 - penalties: ``sampling_param_frequency_penalty`` / ``presence_penalty`` are accepted; they change the
   output only where the release's sampler applies them (``penalties_applied_by_sampler``: with
@@ -163,6 +170,11 @@ class TritonPythonModel:
                              f"release); departures asked: {shown}; model={cfg.model} speculative={spec} "
                              f"decoupled={self.decoupled} ignored_keys={list(cfg.ignored_keys)}")
         self.logger.log_info(f"[specdec cpu stand-in] {self.engine.penalties_note}")
+        kv = self.release["kv_cache_counters"]
+        self.logger.log_info("[specdec cpu stand-in] kv_cache_* outputs: the stand-in's own count (its cache in "
+                             f"{TOKENS_PER_BLOCK}-token blocks, every block new, none reused), not the release's: "
+                             + ("its values are not settled (llmapi_kv_cache_counter_values)" if kv is None else
+                                f"the record describes them ({kv!r}) and the stand-in does not compute them yet"))
         for note in self.release["unconfirmed"]:
             self.logger.log_info(f"[specdec cpu stand-in] followed an unconfirmed fact: {note}")
         self._lock = threading.Lock()  # the engine runs one request at a time
@@ -183,8 +195,15 @@ class TritonPythonModel:
         from specdec_guide.engine.requests import RequestError, parse_request
 
         final = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+        fields = {}
         try:
             fields = self._read_inputs(request)
+            if fields.get("sampling_param_stop") is not None and \
+                    (self.release["stop_strings"] or {}).get("stop_elements") == "str":
+                # A record that says the model decodes the tensor: strings reach SamplingParams.
+                fields["sampling_param_stop"] = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+                                                 for s in fields["sampling_param_stop"]]
+            # Else as the release's helpers: the tensor's elements as Triton gives them, bytes.
             if fields.get("stop") is not None and bool(np.asarray(fields["stop"]).reshape(-1)[:1].any()):
                 return self._finish(sender, self._stop_response(request))
             parsed = parse_request(fields)
@@ -192,9 +211,15 @@ class TritonPythonModel:
                 raise RequestError("Streaming is only supported in decoupled mode.")
             if sender is None or not (parsed.streaming and self.per_step):
                 # The release's path for every request, streamed or not: one response at the end.
-                return self._finish(sender, self._response(self.engine.complete(parsed), parsed))
+                chunk = self.engine.complete(parsed)
+                self._log_warnings(chunk)
+                return self._finish(sender, self._response(chunk, parsed))
             chunks = self.engine.generate(parsed)
+            first = True
             for chunk in chunks:
+                if first:
+                    self._log_warnings(chunk)
+                    first = False
                 if self._cancelled(sender):
                     chunks.close()
                     return self._finish(sender, _error("Request cancelled by client", "CANCELLED", self.text_dtype))
@@ -203,7 +228,16 @@ class TritonPythonModel:
         except Exception as err:  # the release wraps every failure alike (llmapi_error_shape)
             if not isinstance(err, RequestError):
                 self.logger.log_error(f"[specdec cpu stand-in] request failed: {traceback.format_exc()}")
+                if fields.get("sampling_param_stop"):
+                    self.logger.log_error("[specdec cpu stand-in] the request had sampling_param_stop: the release "
+                                          "hands its entries to SamplingParams as bytes, which the tokenizer "
+                                          "refuses (llmapi_stop_strings_as_bytes); cut the text on the client")
             return self._finish(sender, _error(f"{ERROR_PREFIX}{err}", "INTERNAL", self.text_dtype))
+
+    def _log_warnings(self, chunk) -> None:
+        # What the release logs for the request (a clamped max_tokens: llmapi_max_tokens_clamped).
+        for warning in getattr(chunk, "warnings", ()):
+            self.logger.log_warn(f"[specdec cpu stand-in] {warning}")
 
     @staticmethod
     def _finish(sender, response):
@@ -324,7 +358,12 @@ def _release_facts(track: str) -> dict:
     for key, fact_id in (("streams_per_step", "llmapi_model_streams_per_step"),
                          ("perf_outputs", "llmapi_perf_outputs"),
                          ("counters_filled", "per_request_draft_counters_filled"),
-                         ("cumulative_logprob", "llmapi_cumulative_logprob_value")):
+                         ("cumulative_logprob", "llmapi_cumulative_logprob_value"),
+                         ("stop_strings", "llmapi_stop_strings_as_bytes"),
+                         ("kv_cache_counters", "llmapi_kv_cache_counter_values"),
+                         # Followed by the engine (Engine.check); read here for the load log.
+                         ("max_tokens_clamped", "llmapi_max_tokens_clamped"),
+                         ("top_p_zero", "llmapi_top_p_zero_refused")):
         value, confidence = release_fact(track, fact_id)  # the record's, else its lead (RELEASE_FALLBACKS)
         out[key] = value
         if confidence != "confirmed" and confidence != "likely":

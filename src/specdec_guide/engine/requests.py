@@ -2,12 +2,19 @@
 the :class:`Chunk` the engine answers it with after each step.
 
 Triton already enforces each input's declared dtype; this module guards what it cannot: ranges
-(``sampling_param_max_tokens`` of 0, -1 or 10**9), scalars sent as lists, an empty prompt, and
+(``sampling_param_max_tokens`` of 0 or -1), scalars sent as lists, an empty prompt, and
 the one feature the CPU engine does not emulate (best_of > 1). Frequency and presence penalties
 are parsed into the :class:`SamplingConfig`; the engine applies them where the release's sampler
 does. Each problem is a
 :class:`RequestError` whose message names the input; ``model.py`` sends it in the release's shape
 ("Error generating request: ...", INTERNAL), where TensorRT-LLM's SamplingParams would speak.
+
+What the release does with a value only once the request is enqueued is the engine's
+(:meth:`specdec_guide.engine.core.Engine.check`, by the track's behaviour record): a
+``max_tokens`` beyond the model's room is clamped (``llmapi_max_tokens_clamped``), ``top_p`` 0
+is refused (``llmapi_top_p_zero_refused``), and the stop entries are tokenized as they came,
+so the bytes a Triton STRING tensor holds fail the request (``llmapi_stop_strings_as_bytes``).
+This module therefore keeps ``top_p`` 0 and the stop entries as sent.
 
 Defaults follow the container's llmapi model.py: an absent input is not passed to
 ``SamplingParams``, so ``max_tokens`` is SamplingParams' 32 and the prompt is echoed
@@ -58,6 +65,7 @@ class Chunk:
     first_token_time_ns: int = 0
     last_token_time_ns: int = 0
     prompt_tokens: int = 0  # the prompt's length in tokens (the KV-cache counters count it)
+    warnings: tuple[str, ...] = ()  # what the release logs for this request (a clamped max_tokens)
 
     @property
     def acceptance_rate(self) -> float:
@@ -82,7 +90,9 @@ class GenerateRequest:
     max_tokens: int = DEFAULT_MAX_TOKENS
     streaming: bool = False
     sampling: SamplingConfig = SamplingConfig()
-    stop: tuple[str, ...] = ()
+    #: The stop entries as sent (str, or the bytes of a Triton STRING tensor): the engine hands
+    #: them to its tokenizer as SamplingParams does (llmapi_stop_strings_as_bytes).
+    stop: tuple[str | bytes, ...] = ()
     exclude_input_from_output: bool = False
     return_perf_metrics: bool = False
     return_finish_reason: bool = False
@@ -139,17 +149,27 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
-def _texts(name: str, value: Any) -> list[str]:
+def _strings(name: str, value: Any) -> list[str | bytes]:
+    """A list of str or bytes, flattened ([1, n] tensors arrive as nested lists), each kept as sent."""
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     if isinstance(value, (str, bytes)):
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise RequestError(f"{name}: expected a list of strings, got {value!r}")
-    flat: list[str] = []
-    for item in value:  # a [1, n] tensor arrives as nested lists
-        flat.extend(_texts(name, item) if isinstance(item, (list, tuple)) else [_text(name, item)])
+    flat: list[str | bytes] = []
+    for item in value:
+        if isinstance(item, (list, tuple)):
+            flat.extend(_strings(name, item))
+        elif isinstance(item, (str, bytes)):
+            flat.append(item)
+        else:
+            raise RequestError(f"{name}: expected a string, got {item!r}")
     return flat
+
+
+def _texts(name: str, value: Any) -> list[str]:
+    return [_text(name, item) for item in _strings(name, value)]
 
 
 def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
@@ -192,9 +212,7 @@ def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
         top_p = _float("sampling_param_top_p", get("sampling_param_top_p"))
         if not 0.0 <= top_p <= 1.0:
             raise RequestError(f"sampling_param_top_p must be in [0, 1], got {top_p}")
-        if top_p == 0.0:
-            # The release passes top_p 0 on and decodes greedily (llmapi_top_p_zero_greedy, unconfirmed).
-            top_p, temperature = None, 0.0
+        # 0 is kept: what the release does with it is the engine's (llmapi_top_p_zero_refused).
     seed = None
     if get("sampling_param_seed") is not None:
         seed = _int("sampling_param_seed", get("sampling_param_seed"), 0, MAX_SEED)
@@ -204,9 +222,10 @@ def parse_request(fields: Mapping[str, Any]) -> GenerateRequest:
     sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=1.0 if top_p is None else top_p, seed=seed,
                               **penalties)
 
-    stop: list[str] = []
+    stop: list[str | bytes] = []
     if get("sampling_param_stop") is not None:
-        stop = [s for s in _texts("sampling_param_stop", get("sampling_param_stop")) if s]
+        # As sent, like the release's helpers (they hand the tensor itself to SamplingParams).
+        stop = _strings("sampling_param_stop", get("sampling_param_stop"))
 
     def flag(name: str) -> bool:
         return get(name) is not None and _bool(name, get(name))
