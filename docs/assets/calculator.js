@@ -167,7 +167,7 @@
       return;
     }
     const range = r.low === r.high ? `${fmt(r.low, 2)}x` : `${fmt(r.low, 2)}-${fmt(r.high, 2)}x`;
-    const taxed = r.tax[1] === 0 ? "" : ` / (1 + ${fmt(r.tax[1], 2)} .. ${fmt(r.tax[0], 2)})`;
+    const taxed = r.tax[1] === 0 ? "" : `, divided by ${fmt(1 + r.tax[1], 2)} (low end) and ${fmt(1 + r.tax[0], 2)} (high end)`;
     const figures = data.figures.filter((f) => f.method === r.form.method);
     const zeroRate = r.kind === "rate" && r.value === 0
       ? `<p class="calc-note">An acceptance rate of 0 is what TensorRT-LLM 1.1.0 and 1.2.1 report per request with ` +

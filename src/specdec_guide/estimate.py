@@ -495,7 +495,7 @@ def run_figure(args: argparse.Namespace, kind: str, value) -> int:
     print(_costs_lines(counted, verify))
     step = k * c + verify.factor
     ends = f"{p.low:.2f}x" if p.low == p.high else f"{p.low:.2f}-{p.high:.2f}x"
-    taxed = "" if tax == (0.0, 0.0) else f" / (1 + {tax[1]:.2f} .. {tax[0]:.2f})"
+    taxed = "" if tax == (0.0, 0.0) else f", divided by {1 + tax[1]:.2f} (low end) and {1 + tax[0]:.2f} (high end)"
     print(f"predicted speed-up: {ends} = {tokens:.3f} / ({k} x {c:.3f} + {verify.factor:.3f}){taxed}; "
           f"step cost {step:.3f}")
     return 0
@@ -604,7 +604,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, metavar="YAML",
                    help="read the NGram keys from speculative_config of a model.yaml or extra-options YAML")
     p.add_argument("--max-draft-len", dest="max_draft_len", type=_positive, metavar="K",
-                   help="speculative_config.max_draft_len (default 4)")
+                   help="speculative_config.max_draft_len (default 4 for a log replay; an acceptance figure needs it)")
     p.add_argument("--max-matching-ngram-size", dest="max_matching_ngram_size", type=_positive, metavar="N",
                    help="speculative_config.max_matching_ngram_size (default 2)")
     p.add_argument("--is-keep-all", dest="is_keep_all", type=_bool, metavar="BOOL", help="default true")
