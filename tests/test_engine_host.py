@@ -89,11 +89,12 @@ def test_a_forked_engine_answers_as_a_local_one(host, model_yaml):
         assert remote.encode(PROMPT) == local.encode(PROMPT)
         assert remote.penalties_note == local.penalties_note
         # Refused before the first chunk, with the engine's own message, as Engine.generate does.
-        too_long = _request(sampling_param_max_tokens=[10**6])
+        # (top_p 0: the release refuses it, llmapi_top_p_zero_refused; an oversized max_tokens is clamped.)
+        refused = _request(sampling_param_top_p=[0.0])
         with pytest.raises(RequestError) as mine:
-            local.generate(too_long)
+            local.generate(refused)
         with pytest.raises(RequestError) as theirs:
-            remote.generate(too_long)
+            remote.generate(refused)
         assert str(theirs.value) == str(mine.value)
         # A stream closed after its first chunk (a cancelled client), then a whole request. NGram's
         # pool is shared across requests (is_public_pool): both engines see the same sequence.
