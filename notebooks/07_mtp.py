@@ -34,11 +34,13 @@
 # says MTP is supported only for DeepSeek (V3/R1) models.
 #
 # **Hardware.** No model that TensorRT-LLM 1.1.0 runs with MTP fits one H100. DeepSeek-R1 has
-# 671 billion parameters; even in FP8 (about one byte each) the weights alone exceed eight
-# 80 GB H100s (640 GB). TensorRT-LLM's deployment recipe for DeepSeek-R1-0528 (read in its 1.0.0 and
+# 671 billion parameters and an MTP module of 11.5 billion more; even in FP8 (about one byte each)
+# the weights alone, about 683 GB (636 GiB), all but fill eight H100s, whose "80 GB" are 80 GiB
+# (640 GiB), before the CUDA context, the activations and the KV cache. TensorRT-LLM's
+# deployment recipe for DeepSeek-R1-0528 (read in its 1.0.0 and
 # 1.2.0rc2 versions, which agree; the 1.1.0 page itself was not read) runs it on
 # eight Hopper or Blackwell GPUs with tensor and expert parallelism 8 (`--tp_size 8
-# --ep_size 8`); with 141 GB per GPU, eight H200s hold the FP8 checkpoint
+# --ep_size 8`); with 141 GB (about 140 GiB) per GPU, eight H200s hold the FP8 checkpoint
 # `deepseek-ai/DeepSeek-R1-0528`, and the NVFP4 checkpoint `nvidia/DeepSeek-R1-0528-FP4` is for
 # Blackwell only. This notebook shows that eight-GPU configuration; its header says
 # `min_gpus: 8`, and the GPU tier skips it on a smaller machine with that reason.

@@ -53,10 +53,19 @@
 #   (trtllm-bench from `--extra_llm_api_options`, the `llmapi` model from `model.yaml`), which
 #   cannot hold an object. So it is measured through the LLM API, at the same concurrencies.
 # - **MTP** needs a model that ships MTP modules: on 1.1.0 only DeepSeek V3/R1. DeepSeek-R1 has
-#   671 billion parameters, about 84 GB of FP8 weights per GPU over eight GPUs, more than an 80 GB
-#   card holds: the MTP rows run only on eight GPUs of 120 GB or more each (H200s), otherwise the
-#   cells say they were skipped and why. MTP is compared with DeepSeek-R1 without speculation, not
-#   with the 8B baseline.
+#   671 billion parameters and an MTP module of 11.5 billion more: in FP8 (a byte each) about 85 GB
+#   (79.5 GiB) of weights per GPU over eight GPUs, all of an 80 GiB card (an H100, whose "80 GB" are
+#   GiB) before the CUDA context, the activations and the KV cache: the MTP rows run only on eight
+#   GPUs of 120 GiB or more each (H200s), otherwise the cells say they were skipped and why. MTP is
+#   compared with DeepSeek-R1 without speculation, not with the 8B baseline.
+#
+# **How long it takes: not measured (the notebook has not run).** The single-GPU part loads the 8B
+# target 29 times (20 trtllm-bench runs, one per method and level; 5 Triton servers; 4 LLM API
+# runs), ten of them with a draft model or head beside it, after about 20 GB of downloads. Loading
+# (weights from the cache, KV-cache sizing, CUDA graphs), not generating, sets the pace: at an
+# estimated minute or two per load, expect roughly an hour to an hour and a half on one H100 before
+# any MTP row. The trtllm-bench cell keeps the reports it already has when run again, and a method
+# that fails there is recorded as skipped, with its log's last lines, instead of stopping the section.
 #
 # NGram runs here on the 8B target, not on TinyLlama as in 04 (the container's default model), so
 # that every single-GPU method shares one target and one baseline. EAGLE-3 runs in the one-model
@@ -134,19 +143,29 @@ print("levels (concurrency: requests):", os.environ["SWEEP"])
 # The sweep needs the GPUs to itself. `gpu_free.py`, written here, polls
 # `nvidia-smi --query-compute-apps=pid --format=csv,noheader` (and each GPU's used memory) every
 # 2 s until no compute process is listed and the memory is back to what it was when this cell ran,
-# or fails after 300 s listing the PIDs still there. It runs here first (the GPUs must be free now;
-# it records their idle memory), before each trtllm-bench run and before and after each Triton server:
-# a server's engine lives in processes other than `tritonserver` itself (the Python backend's stub
-# and the worker its `LLM` starts), and a failed run can leave a worker behind, either of which
-# would otherwise hold memory the next run sizes its KV cache from. The PIDs are those the driver
+# or fails after 300 s listing the PIDs and the memory still held. The PIDs are those the driver
 # reports: in a container with its own PID namespace they are the host's, and there `nvidia-smi`
 # may list none at all, which is why the memory is compared as well.
+#
+# Its first run, here, records the idle memory, so it cannot compare with an earlier reading:
+# besides no compute process, it asks that no GPU use more than `MARGIN_MIB` (1024 MiB), an absolute
+# floor, since nothing of this notebook runs yet. Memory above it with no process listed is a process
+# outside this kernel, perhaps hidden by the PID namespace (a `trtllm-serve` or `tritonserver` left
+# by notebooks 04-07 or by an earlier run of this one; the launcher detaches `tritonserver`, so it
+# outlives a kernel restart); the check fails naming it, and the cell also refuses to start while
+# `pgrep -x tritonserver` finds one. Then it runs before each trtllm-bench run, before and after
+# each Triton server and before and after each LLM API run: a server's engine lives in processes
+# other than `tritonserver` itself (the Python backend's stub and the worker its `LLM` starts), an
+# LLM API run's in the worker its `LLM` starts, and a failed run can leave a worker behind, any of
+# which would otherwise hold memory the next run sizes its KV cache from. Its margin of 1024 MiB
+# over idle leaves room for a CUDA context this kernel may hold once it has built an `LLM`.
 
 # %%
 # %%writefile gpu_free.py
 """Wait until no process holds a GPU; at the deadline, fail and list the PIDs that still do.
 
-python3 gpu_free.py --record WHAT  the GPUs must be free now; their used memory is stored as idle
+python3 gpu_free.py --record WHAT  wait until no compute process is listed and no GPU uses more than
+                                   MARGIN_MIB (nothing of the notebook runs yet); store the used memory as idle
 python3 gpu_free.py WHAT           wait until no compute process is listed and no GPU uses more than
                                    MARGIN_MIB over its idle memory (WHAT names the step, for the message)
 """
@@ -181,17 +200,24 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     while True:
         pids, used = compute_pids(), used_mib()
-        held = [f"GPU {i} uses {u} MiB (idle: {base} MiB)" for i, (u, base) in enumerate(zip(used, idle or used))
-                if u > base + MARGIN_MIB]
+        if record:  # no idle reading yet: an absolute floor
+            held = [f"GPU {i} uses {u} MiB (more than {MARGIN_MIB} MiB before anything of this notebook runs)"
+                    for i, u in enumerate(used) if u > MARGIN_MIB]
+        else:
+            held = [f"GPU {i} uses {u} MiB (idle: {base} MiB)" for i, (u, base) in enumerate(zip(used, idle))
+                    if u > base + MARGIN_MIB]
         if not pids and not held:
             if record:
                 IDLE.write_text(json.dumps(used) + "\n")
             print(f"{what}: GPUs free ({', '.join(f'{u} MiB' for u in used)} used)")
             return 0
         if time.monotonic() - started > TIMEOUT_S:
+            hidden = held and not pids
             print(f"{what}: the GPUs are not free after {TIMEOUT_S:.0f} s. Compute processes nvidia-smi lists "
                   f"(PIDs as the driver reports them): {', '.join(pids) or 'none'}"
                   + (f"; {'; '.join(held)}" if held else "")
+                  + (". With no process listed, a process outside this kernel holds that memory, perhaps hidden by "
+                     "the container's PID namespace (look with: pgrep -a tritonserver; pgrep -af trtllm-)" if hidden else "")
                   + ". Stop them (from the host, if these are host PIDs) and run this cell again.", file=sys.stderr)
             return 1
         time.sleep(2)
@@ -209,6 +235,8 @@ def gpu_free(*args: str) -> None:
         raise RuntimeError(done.stderr.strip() or f"gpu_free.py exited with {done.returncode}")
 
 
+if subprocess.run(["pgrep", "-x", "tritonserver"], capture_output=True).returncode == 0:
+    raise RuntimeError("a tritonserver already runs in this container (pgrep -a tritonserver shows it); stop it first")
 gpu_free("--record", "before the sweep")
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader,nounits"],
                      capture_output=True, text=True, check=True).stdout
@@ -229,14 +257,16 @@ print(json.dumps(PROVENANCE, indent=2))
 if trtllm_version != "1.1.0":
     print(f"note: this notebook's keys are checked against TensorRT-LLM 1.1.0; this container has {trtllm_version}")
 
-# MTP on DeepSeek-R1-0528: eight GPUs, each holding about 84 GB of FP8 weights at TP 8 plus the KV cache.
-MTP_MIN_GB = 120
-gb = [int(g["memory_mib"]) * 2**20 / 1e9 for g in GPUS]
+# MTP on DeepSeek-R1-0528: eight GPUs, each holding about 79.5 GiB of FP8 weights at TP 8 (the MTP module
+# included), then the CUDA context, the activations and the KV cache. In GiB, as nvidia-smi's MiB: an H100 has 80.
+MTP_MIN_GIB = 120
+gib = [int(g["memory_mib"]) / 1024 for g in GPUS]
 if len(GPUS) < 8:
     MTP_SKIP = f"this machine has {len(GPUS)} GPU(s); MTP on DeepSeek-R1-0528 needs eight (TP 8, EP 8)"
-elif min(gb[:8]) < MTP_MIN_GB:
-    MTP_SKIP = (f"the smallest of the first eight GPUs has {min(gb[:8]):.0f} GB; DeepSeek-R1-0528 puts about 84 GB "
-                f"of FP8 weights on each of eight GPUs, so this notebook asks for {MTP_MIN_GB} GB or more each")
+elif min(gib[:8]) < MTP_MIN_GIB:
+    MTP_SKIP = (f"the smallest of the first eight GPUs has {min(gib[:8]):.0f} GiB; DeepSeek-R1-0528 puts about 79.5 GiB "
+                f"of FP8 weights (its MTP module included) on each of eight GPUs, all of an 80 GiB card before the "
+                f"CUDA context, activations and KV cache, so this notebook asks for {MTP_MIN_GIB} GiB or more each")
 else:
     MTP_SKIP = ""
 MTP_OK = not MTP_SKIP
@@ -282,6 +312,7 @@ for s in SKIPPED:
 
 # %%
 import csv
+import math
 
 OVERLAP_OFF = {"baseline_no_overlap", "ngram", "draft_target", "user_provided"}  # disable_overlap_scheduler: true
 TPI, TPI_KEY = "trtllm_bench_tokens_per_iteration", "trtllm_bench_acceptance_key"
@@ -294,11 +325,11 @@ SPEEDUP_OVER = {
 }
 ACCEPTANCE_COLUMN = {
     TPI: "output tokens per decoding iteration as trtllm-bench's --report_json gives it (the target's own token "
-         "included: 1.0 = no draft accepted, at most max_draft_len + 1); what trtllm-bench calls its acceptance "
+         "included: 1.0 = no draft accepted, at most max_draft_len + 1, give or take the first token); what trtllm-bench calls its acceptance "
          "rate; NOT TensorRT-LLM's per-request acceptance_rate (accepted / drafted), which reads 0 on 1.1.0. "
          "trtllm-bench rows only. Computed so on TensorRT-LLM's main branch (PR #14724's diff); at 1.1.0 unconfirmed",
     TPI_KEY: "the report key the figure was read from (found by rule: the notebook's acceptance section), "
-             "or why the row has none",
+             "with the candidates refused before it, or why the row has none",
 }
 BENCH_ACCEPTANCE: list = []  # per trtllm-bench report: the acceptance figures it holds and its keys
 
@@ -311,6 +342,17 @@ def row(harness: str, model: str, method: str, c: int, requests: int, tok_s: flo
         TPI: None, TPI_KEY: "not read yet" if harness == "trtllm-bench" else "not a trtllm-bench row"}
 
 
+def finite(value):
+    """value with every non-finite float (NaN, infinity: strict JSON has none) dropped, as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def write_results() -> list[dict]:
     """Both speed-ups of every row so far; results.json and results.csv rewritten with all rows."""
     for (harness, model, method, c), r in ROWS.items():
@@ -320,10 +362,11 @@ def write_results() -> list[dict]:
             r[key] = round(r["output_tok_s"] / base["output_tok_s"], 3) if base and base["output_tok_s"] else None
     rows = sorted(ROWS.values(), key=lambda r: (r["harness"], r["model"], not r["method"].startswith("baseline"),
                                                 r["method"], r["concurrency"]))
-    Path("results.json").write_text(json.dumps({"provenance": PROVENANCE, "skipped": SKIPPED,
-                                                "speedup_over": SPEEDUP_OVER, "acceptance_column": ACCEPTANCE_COLUMN,
-                                                "trtllm_bench_acceptance": BENCH_ACCEPTANCE, "rows": rows},
-                                               indent=2) + "\n")
+    Path("results.json").write_text(json.dumps(finite({"provenance": PROVENANCE, "skipped": SKIPPED,
+                                                       "speedup_over": SPEEDUP_OVER,
+                                                       "acceptance_column": ACCEPTANCE_COLUMN,
+                                                       "trtllm_bench_acceptance": BENCH_ACCEPTANCE, "rows": rows}),
+                                               indent=2, allow_nan=False) + "\n")
     with open("results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
@@ -505,35 +548,45 @@ speculative_config:
 # `trtllm-bench` page: `--model` before the subcommand, then `--backend`, `--dataset`,
 # `--num_requests` (the first N lines of the dataset), `--concurrency`, `--warmup`, `--eos_id -1`
 # (end-of-sequence off: each request yields its `output_tokens`), `--extra_llm_api_options`,
-# `--report_json`. A run's log goes to `bench/<llama or deepseek>_<method>_c<concurrency>.log`; a failing run stops
-# the cell with the log's last lines. Before each run the cell waits for the GPUs to be free
-# (`gpu_free.py`, above): a worker left behind by an earlier run fails that check, with its PID,
-# instead of shrinking the next run's KV cache. `baseline_no_overlap` is the target alone with the
-# options file that turns the overlap scheduler off.
+# `--report_json`. A run's log goes to `bench/<llama or deepseek>_<method>_c<concurrency>.log`.
+# Reports already in `bench/` are kept and their runs not repeated (delete `bench/` to measure
+# everything again). A failing run prints the log's last lines, marks the method
+# (`bench/<llama or deepseek>_<method>.failed`, with the concurrency) and skips its remaining levels;
+# the other methods still run, and the reading cell records the method as skipped with that tail.
+# Before each run the cell waits for the GPUs to be free (`gpu_free.py`, above): a worker left
+# behind by an earlier run fails that check, with its PID, and stops the cell, instead of shrinking
+# the next run's KV cache. `baseline_no_overlap` is the target alone with the options file that
+# turns the overlap scheduler off. This cell holds most of the single-GPU time (20 of the 29 loads).
 
 # %% language="bash"
 # set -euo pipefail
 # mkdir -p bench
-# rm -f bench/llama_*
+# failed=""
 # for method in baseline baseline_no_overlap ngram draft_target eagle3; do
+#   rm -f "bench/llama_$method.failed"
+#   options=()
+#   if [ "$method" != baseline ]; then options=(--extra_llm_api_options "$method.yaml"); fi
 #   for level in $SWEEP; do
 #     c=${level%:*}
 #     n=${level#*:}
 #     out="bench/llama_${method}_c$c"
+#     if [ -s "$out.json" ]; then echo "trtllm-bench $method, concurrency $c: kept $out.json"; continue; fi
 #     python3 gpu_free.py "before trtllm-bench $method, concurrency $c"
-#     if [ "$method" = baseline ]; then
-#       trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
+#     if trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
 #         --dataset dataset_llama.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
-#         --report_json "$out.json" > "$out.log" 2>&1 || { tail -n 40 "$out.log"; exit 1; }
+#         "${options[@]}" --report_json "$out.json" > "$out.log" 2>&1; then
+#       echo "trtllm-bench $method, concurrency $c, $n requests: $out.json"
 #     else
-#       trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --backend pytorch \
-#         --dataset dataset_llama.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
-#         --extra_llm_api_options "$method.yaml" --report_json "$out.json" > "$out.log" 2>&1 \
-#         || { tail -n 40 "$out.log"; exit 1; }
+#       rm -f "$out.json"
+#       echo "FAILED: trtllm-bench $method, concurrency $c; the last lines of $out.log:"
+#       tail -n 40 "$out.log"
+#       echo "$c" > "bench/llama_$method.failed"
+#       failed="$failed $method"
+#       break
 #     fi
-#     echo "trtllm-bench $method, concurrency $c, $n requests: $out.json"
 #   done
 # done
+# if [ -n "$failed" ]; then echo "failed, recorded as skipped by the reading cell:$failed"; fi
 
 # %% [markdown]
 # MTP and its baseline on DeepSeek-R1-0528, tensor and expert parallelism 8 (`--tp 8 --ep 8`),
@@ -543,48 +596,85 @@ speculative_config:
 # set -euo pipefail
 # if [ "$MTP_OK" != 1 ]; then echo "skipped: MTP and its baseline in trtllm-bench: $MTP_SKIP"; exit 0; fi
 # mkdir -p bench
-# rm -f bench/deepseek_*
+# failed=""
 # for method in baseline mtp; do
+#   rm -f "bench/deepseek_$method.failed"
 #   options=deepseek_r1.yaml
 #   if [ "$method" = mtp ]; then options=mtp_deepseek_r1.yaml; fi
 #   for level in $SWEEP; do
 #     c=${level%:*}
 #     n=${level#*:}
 #     out="bench/deepseek_${method}_c$c"
+#     if [ -s "$out.json" ]; then echo "trtllm-bench $method (DeepSeek-R1-0528), concurrency $c: kept $out.json"; continue; fi
 #     python3 gpu_free.py "before trtllm-bench $method (DeepSeek-R1-0528), concurrency $c"
-#     trtllm-bench --model deepseek-ai/DeepSeek-R1-0528 throughput --backend pytorch --tp 8 --ep 8 \
-#       --dataset dataset_deepseek.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
-#       --extra_llm_api_options "$options" --report_json "$out.json" > "$out.log" 2>&1 \
-#       || { tail -n 40 "$out.log"; exit 1; }
-#     echo "trtllm-bench $method (DeepSeek-R1-0528), concurrency $c, $n requests: $out.json"
+#     if trtllm-bench --model deepseek-ai/DeepSeek-R1-0528 throughput --backend pytorch --tp 8 --ep 8 \
+#         --dataset dataset_deepseek.jsonl --num_requests "$n" --concurrency "$c" --warmup 2 --eos_id -1 \
+#         --extra_llm_api_options "$options" --report_json "$out.json" > "$out.log" 2>&1; then
+#       echo "trtllm-bench $method (DeepSeek-R1-0528), concurrency $c, $n requests: $out.json"
+#     else
+#       rm -f "$out.json"
+#       echo "FAILED: trtllm-bench $method (DeepSeek-R1-0528), concurrency $c; the last lines of $out.log:"
+#       tail -n 40 "$out.log"
+#       echo "$c" > "bench/deepseek_$method.failed"
+#       failed="$failed $method"
+#       break
+#     fi
 #   done
 # done
+# if [ -n "$failed" ]; then echo "failed, recorded as skipped by the reading cell:$failed"; fi
 
 # %% [markdown]
 # The reports, read into the table. The keys (`performance.system_output_throughput_tok_s`, the
 # output tokens of all requests over the run's wall time; `performance.output_throughput_per_user_tok_s`,
 # the average of each request's output tokens over its latency; `request_info.num_requests`) were
 # read in trtllm-bench's `reporting.py` at two main-branch commits (one of them 1.2.0rc3), not at
-# the 1.1.0 tag: if this container's report names them otherwise, the cell stops and lists what it has.
-# The rows so far go to `results.json` and `results.csv` at the end of the cell.
+# the 1.1.0 tag. If this container's report names either `performance` key otherwise, the cell
+# stops and lists the keys the report has; a report without `request_info.num_requests` gets the
+# requested count in the `requests` column, and its printed line says `requested, not reported`.
+# A method the runs above marked as failed is recorded as skipped (in the list of skipped pairs and
+# in `results.json`), with the concurrency it failed at and its log's last lines; the levels it
+# measured before that are read. The rows so far go to `results.json` and `results.csv` at the end
+# of the cell.
 
 # %%
 BENCH = [(TARGET, "llama", m) for m in ("baseline", "baseline_no_overlap", "ngram", "draft_target", "eagle3")]
 if MTP_OK:
     BENCH += [(MTP_MODEL, "deepseek", m) for m in ("baseline", "mtp")]
+SKIPPED[:] = [s for s in SKIPPED if not s.get("failed_at")]  # this cell records the failed runs afresh
+for key in [k for k in ROWS if k[0] == "trtllm-bench"]:
+    del ROWS[key]
 for model, prefix, method in BENCH:
+    name = method if model == TARGET else f"{method} ({SHORT[model]})"
     for c, n in SWEEP:
         path = Path(f"bench/{prefix}_{method}_c{c}.json")
+        if not path.is_file():
+            continue  # failed or not run: recorded below
         report = json.loads(path.read_text())
         perf = report.get("performance") or {}
         if "system_output_throughput_tok_s" not in perf or "output_throughput_per_user_tok_s" not in perf:
             raise KeyError(f"{path}: no performance.system_output_throughput_tok_s / output_throughput_per_user_tok_s; "
                            f"this trtllm-bench reports {sorted(perf)}")
-        done = (report.get("request_info") or {}).get("num_requests", n)
+        reported = (report.get("request_info") or {}).get("num_requests")
+        done = reported if reported is not None else n
         row("trtllm-bench", model, method, c, done, perf["system_output_throughput_tok_s"],
             perf["output_throughput_per_user_tok_s"])
-        print(f"trtllm-bench {SHORT[model]} {method:19} c={c:<3} {done:4} requests  "
+        print(f"trtllm-bench {SHORT[model]} {method:19} c={c:<3} {done:4} requests"
+              f"{'' if reported is not None else ' (requested, not reported)'}  "
               f"{perf['system_output_throughput_tok_s']:9.1f} tok/s  {perf['output_throughput_per_user_tok_s']:8.1f} tok/s/user")
+    marker = Path(f"bench/{prefix}_{method}.failed")
+    missing = [c for c, _ in SWEEP if not Path(f"bench/{prefix}_{method}_c{c}.json").is_file()]
+    if marker.is_file():
+        at = marker.read_text().strip()
+        log = Path(f"bench/{prefix}_{method}_c{at}.log")
+        tail = log.read_text(errors="replace").splitlines()[-40:] if log.is_file() else ["(no log)"]
+        SKIPPED.append({"harness": "trtllm-bench", "method": name, "failed_at": int(at),
+                        "reason": f"trtllm-bench failed at concurrency {at} (levels not measured: "
+                                  f"{', '.join(map(str, missing))}); the last lines of {log}", "log_tail": tail})
+        print(f"skipped: {name} in trtllm-bench from concurrency {at}: it failed; the last lines of {log}:",
+              *tail, sep="\n  ")
+    elif missing:
+        print(f"not run: {name} in trtllm-bench at concurrency {', '.join(map(str, missing))} (no report, no failure "
+              "recorded: run the trtllm-bench cell again)")
 write_results()
 print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
 
@@ -623,11 +713,18 @@ print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
 #   acceptance rate is accepted over drafted, another measure) and not a count (`num_...`,
 #   `total_...`): a number as it stands, or the `average` (`mean`, `avg`) of a block of percentiles,
 #   which is a mean over requests;
-# - of several, one in a top-level section named for decoding or speculation first, a number before
-#   a mean over requests; the others are printed beside the table;
-# - it is stored only between 1 and max_draft_len + 1 (read from the method's options file; 1
-#   without speculation), the range tokens per iteration must lie in. Outside it (a fraction, a
-#   percentage) the cell stores nothing and says so.
+# - of several, they are tried in this order: one in a top-level section named for decoding or
+#   speculation first, a number before a mean over requests; the first that lies in the range below
+#   is stored, the ones refused before it are named in `trtllm_bench_acceptance_key`, and the others
+#   are printed beside the table;
+# - the range is 1 to max_draft_len + 1 (read from the method's options file; 1 without
+#   speculation), give or take the first token, which the context step produces: whether 1.1.0
+#   counts that step as an iteration is not known here, so the upper bound is max_draft_len + 1
+#   times 128 / 127 (the output budget over one token fewer; 1.008 for a baseline). A fraction
+#   below 1, a percentage above the bound and a value that is not finite are refused; a
+#   percentage below max_draft_len + 1 (3.5 meaning 3.5 %) cannot be told from tokens per
+#   iteration and would be stored as it is. Where nothing lies in range the cell stores nothing
+#   and says so.
 #
 # A report without such an entry gets `absent` in the table (likely for the baselines, which do not
 # speculate), and the cell prints the report's top-level keys and those of any section named for
@@ -680,23 +777,33 @@ def in_spec_section(key_path: str) -> bool:
 BENCH_ACCEPTANCE.clear()
 for model, prefix, method in BENCH:
     top = most_tokens_per_iteration(prefix, method)
+    bound = top * OUTPUT_TOKENS / (OUTPUT_TOKENS - 1)  # give or take the first token, from the context step
+
+    def in_range(value: float) -> bool:
+        return math.isfinite(value) and 1 - 1e-3 <= value <= bound + 1e-3  # 1e-3: a report's rounding
+
     for c, n in SWEEP:
+        r = ROWS.get(("trtllm-bench", model, method, c))
+        if r is None:
+            continue  # no report: the run failed or did not run (the reading cell above says which)
         path = Path(f"bench/{prefix}_{method}_c{c}.json")
         report = json.loads(path.read_text())
         sections = {k: v for k, v in report.items() if isinstance(v, dict) and in_spec_section(k)}
         found = sorted(acceptance_entries(report), key=lambda f: (not in_spec_section(f[0]), f[2], f[0]))
-        r = ROWS[("trtllm-bench", model, method, c)]
+        chosen = next((f for f in found if in_range(f[1])), None)
+        refused = [f"{k} = {v:g}" for k, v, _ in (found[:found.index(chosen)] if chosen else found)]
         r[TPI] = None
         if not found:
-            r[TPI_KEY] = "absent from the report"
-        elif 1 - 1e-6 <= found[0][1] <= top + 1e-6:
-            r[TPI], r[TPI_KEY] = round(found[0][1], 3), found[0][0]
+            r[TPI_KEY] = key = "absent from the report"
+        elif chosen:
+            r[TPI], key = round(chosen[1], 3), chosen[0]
+            r[TPI_KEY] = key + (f" (refused before it, outside 1..{bound:.3g}: {'; '.join(refused)})" if refused else "")
         else:
-            r[TPI_KEY] = f"{found[0][0]} = {found[0][1]:g}: outside 1..{top}, not tokens per iteration, not stored"
+            r[TPI_KEY] = key = f"none in 1..{bound:.3g} ({'; '.join(refused)}): not tokens per iteration, not stored"
         BENCH_ACCEPTANCE.append({
             "report": str(path), "model": SHORT[model], "method": method, "concurrency": c,
-            "most_tokens_per_iteration": top, "stored": r[TPI], "key": r[TPI_KEY],
-            "found": {k: v for k, v, _ in found}, "report_keys": sorted(report),
+            "most_tokens_per_iteration": top, "bound": round(bound, 4), "stored": r[TPI], "key": key,
+            "refused": refused, "found": {k: v for k, v, _ in found}, "report_keys": sorted(report),
             "spec_sections": sections})
 write_results()
 
@@ -706,8 +813,8 @@ print(f"{'model':22} {'method':19} {'most':>4} " + " ".join(f"{'c=' + str(c):>10
 for model, prefix, method in BENCH:
     cells = []
     for c, _ in SWEEP:
-        r = ROWS[("trtllm-bench", model, method, c)]
-        cells.append(f"{r[TPI]:10.2f}" if r[TPI] is not None
+        r = ROWS.get(("trtllm-bench", model, method, c))
+        cells.append(f"{'no run':>10}" if r is None else f"{r[TPI]:10.2f}" if r[TPI] is not None
                      else f"{'absent' if r[TPI_KEY] == 'absent from the report' else 'not stored':>10}")
     print(f"{SHORT[model]:22} {method:19} {most_tokens_per_iteration(prefix, method):4} " + " ".join(cells))
 print("read from:", ", ".join(sorted({e["key"] for e in BENCH_ACCEPTANCE if e["stored"] is not None})) or "no report")
@@ -718,8 +825,13 @@ for e in BENCH_ACCEPTANCE:
               + "".join(f"; {name}: {sorted(section)}" for name, section in e["spec_sections"].items()))
     elif e["stored"] is None:
         print(f"not stored: {where}: {e['key']}; the report's acceptance entries: {e['found']}")
-    elif len(e["found"]) > 1:
-        print(f"also in {where}: " + ", ".join(f"{k} = {v:g}" for k, v in e["found"].items() if k != e["key"]))
+    else:
+        if e["refused"]:
+            print(f"refused before {e['key']} in {where}: {'; '.join(e['refused'])}")
+        others = [f"{k} = {v:g}" for k, v in e["found"].items()
+                  if k != e["key"] and not any(x.startswith(f"{k} = ") for x in e["refused"])]
+        if others:
+            print(f"also in {where}: " + ", ".join(others))
 
 # %% [markdown]
 # ## 2. Triton's `llmapi` model
@@ -875,13 +987,17 @@ for name, options in (("baseline_no_overlap", "baseline_no_overlap.yaml"), ("ngr
 # call to the last answer. Output tokens/s is all answers' tokens over that time; tokens/s/user is
 # the mean of each answer's tokens over its own latency. The launcher starts `tritonserver` in the
 # background and returns; readiness is polled with a deadline (and fails early, with the log's
-# tail, if the server exits), and the server is stopped in a `finally` whatever happens. It is
+# tail, if the server exits), and the server is stopped in a `finally` whatever happens (even if
+# writing the results there fails). It is
 # stopped by name: `start_triton` refuses to start while another `tritonserver` runs, so the one
-# stopped is the one it started. No `tritonserver` process left does not yet mean a free GPU: the
-# engine runs in the Python backend's stub and the worker its `LLM` started, which can outlive the
-# server. So `stop_triton` then waits for `gpu_free.py` (no compute process listed, memory back to
-# idle, within 300 s) and fails with the leftover PIDs; `start_triton` runs the same check first.
-# After each server, `results.json` and `results.csv` are written again with every row so far.
+# stopped is the one it started. `stop_triton` sends SIGTERM, then SIGKILL after 300 s, and if a
+# `tritonserver` is still listed 60 s after that (stuck in the driver, or a zombie nobody reaps) it
+# fails, naming each PID with its state from `/proc/PID/stat`: the GPU may still be held. No
+# `tritonserver` process left does not yet mean a free GPU: the engine runs in the Python
+# backend's stub and the worker its `LLM` started, which can outlive the server. So `stop_triton`
+# then waits for `gpu_free.py` (no compute process listed, memory back to idle, within 300 s) and
+# fails with the leftover PIDs; `start_triton` runs the same check first. After each server,
+# `results.json` and `results.csv` are written again with every row so far.
 
 # %%
 TRITON = "http://127.0.0.1:8000"
@@ -917,14 +1033,32 @@ def wait_ready(name: str, timeout_s: float) -> None:
     raise TimeoutError(f"tritonserver ({name}) not ready after {timeout_s:.0f} s; see triton_{name}.log")
 
 
-def stop_triton(timeout_s: float = 300) -> None:
+def process_states() -> list[str]:
+    """Each tritonserver pgrep lists, with its state from /proc/PID/stat (D: stuck in the kernel, Z: zombie)."""
+    out = []
+    for line in subprocess.run(["pgrep", "-a", "-x", "tritonserver"], capture_output=True, text=True).stdout.splitlines():
+        pid = line.split()[0]
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "?"
+        out.append(f"{line} (state {state})")
+    return out
+
+
+def stop_triton(name: str, timeout_s: float = 300, after_kill_s: float = 60) -> None:
     subprocess.run(["pkill", "-x", "tritonserver"], check=False)
-    started = time.monotonic()
+    started, killed = time.monotonic(), None
     while tritonserver_running():
-        if time.monotonic() - started > timeout_s:
-            subprocess.run(["pkill", "-KILL", "-x", "tritonserver"], check=False)
+        if killed is None and time.monotonic() - started > timeout_s:
+            subprocess.run(["pkill", "-9", "-x", "tritonserver"], check=False)
+            killed = time.monotonic()
+        if killed is not None and time.monotonic() - killed > after_kill_s:
+            raise RuntimeError(f"tritonserver ({name}) still runs {after_kill_s:.0f} s after SIGKILL: "
+                               f"{'; '.join(process_states()) or 'gone just now'}. The GPU may still be held; "
+                               "stop it from the host (or restart the container) before the next run")
         time.sleep(1)
-    gpu_free("after stopping tritonserver")  # the stub and the LLM's worker, not tritonserver, hold the engine
+    gpu_free(f"after stopping tritonserver ({name})")  # the stub and the LLM's worker, not tritonserver, hold the engine
 
 
 def generate(prompt: str) -> tuple[str, float]:
@@ -967,8 +1101,10 @@ for name, model, method, world_size, ready_s in TRITON_RUNS:
         wait_ready(name, ready_s)
         sweep_triton(model, method)
     finally:
-        write_results()  # the rows so far, whatever happens next
-        stop_triton()
+        try:
+            write_results()  # the rows so far, whatever happens next
+        finally:
+            stop_triton(name)  # the server goes even if the results cannot be written
 
 # %% [markdown]
 # ## 3. The LLM API: a user-provided drafter
@@ -996,7 +1132,10 @@ for name, model, method, world_size, ready_s in TRITON_RUNS:
 #
 # The requests go through `generate_async`, awaited as in the 1.1.0 example "Generate text
 # asynchronously", at most c at a time. The kernel already runs an event loop, so the sweep runs
-# its own in a worker thread. Output tokens are the token ids each request returned.
+# its own in a worker thread. Output tokens are the token ids each request returned. Each run is
+# checked like the others: `gpu_free.py` before its `LLM` is built and after it is shut down (in a
+# `finally`, also when the constructor fails), so no worker of an earlier `LLM` holds memory the
+# next one sizes its KV cache from.
 
 # %%
 # %%writefile prompt_lookup_drafter.py
@@ -1063,11 +1202,13 @@ def in_worker_loop(coro):
         return worker.submit(asyncio.run, coro).result()
 
 
-def sweep_llm_api(method: str, make_llm) -> None:
+def sweep_llm_api(method: str, new_llm) -> None:
     prompts = PROMPTS[TARGET]
     params = SamplingParams(max_tokens=OUTPUT_TOKENS)  # greedy: no temperature, top-k or top-p
-    llm = make_llm()
+    gpu_free(f"before LLM API {method}")  # no worker of an earlier LLM (or a failed one) left on the GPU
+    llm = None
     try:
+        llm = new_llm()  # inside the try: a constructor that fails is still followed by the check below
         in_worker_loop(one_level(llm, prompts[:WARMUP], params, 1))
         for c, n in SWEEP:
             batch = [prompts[i % len(prompts)] for i in range(n)]
@@ -1076,8 +1217,12 @@ def sweep_llm_api(method: str, make_llm) -> None:
             row("llm-api", TARGET, method, c, n, tokens / wall, sum(t / latency for t, latency in done) / n)
             print(f"llm-api {SHORT[TARGET]} {method:19} c={c:<3} {n:4} requests  {tokens:6} tokens in {wall:7.1f} s")
     finally:
-        write_results()  # the rows so far, whatever happens next
-        llm.shutdown()
+        try:
+            write_results()  # the rows so far, whatever happens next
+        finally:
+            if llm is not None:
+                llm.shutdown()  # the LLM's worker goes even if the results cannot be written
+            gpu_free(f"after LLM API {method}")  # and it has gone from the GPU
 
 
 sweep_llm_api("baseline", lambda: LLM(model=TARGET))
@@ -1128,9 +1273,19 @@ print("written:", WORK / "results.json", WORK / "results.csv", sep="\n  ")
 # dashed, for the methods run without the overlap scheduler, like for like over `baseline_no_overlap`)
 # against concurrency, with the provenance underneath. matplotlib comes with TensorRT-LLM's requirements
 # (read on a main-branch commit, not at 1.1.0); if this container lacks it, the cell says so and
-# the table above stands alone.
+# the table above stands alone. Each method keeps one colour in every panel of both plots
+# (`COLOURS`).
 
 # %%
+COLOURS = {"baseline": "tab:blue", "baseline_no_overlap": "tab:orange", "ngram": "tab:green",
+           "draft_target": "tab:red", "eagle3": "tab:purple", "user_provided": "tab:brown",
+           "baseline (DeepSeek-R1-0528)": "tab:gray", "mtp (DeepSeek-R1-0528)": "tab:pink"}  # one per line label
+
+
+def label_of(model: str, method: str) -> str:
+    return method if model == SHORT[TARGET] else f"{method} ({model})"
+
+
 try:
     import matplotlib.pyplot as plt
 except ImportError as err:
@@ -1142,14 +1297,15 @@ else:
         series = sorted({(r["model"], r["method"]) for r in rows if r["harness"] == harness})
         for model, method in series:
             points = [r for r in rows if (r["harness"], r["model"], r["method"]) == (harness, model, method)]
-            label = method if model == SHORT[TARGET] else f"{method} ({model})"
+            label = label_of(model, method)
+            colour = COLOURS.get(label, "black")
             xs = [p["concurrency"] for p in points]
-            axes[0][col].plot(xs, [p["output_tok_s"] for p in points], marker="o", label=label)
+            axes[0][col].plot(xs, [p["output_tok_s"] for p in points], marker="o", color=colour, label=label)
             if method != "baseline":  # the baseline is the grey line at 1.0
-                line, = axes[1][col].plot(xs, [p["speedup"] for p in points], marker="o", label=label)
+                axes[1][col].plot(xs, [p["speedup"] for p in points], marker="o", color=colour, label=label)
             if method in OVERLAP_OFF and method != "baseline_no_overlap":  # like for like, same colour, dashed
                 axes[1][col].plot(xs, [p["speedup_like_for_like"] for p in points], marker="o", linestyle="--",
-                                  color=line.get_color(), label=f"{label} over baseline_no_overlap")
+                                  color=colour, label=f"{label} over baseline_no_overlap")
         axes[0][col].set_title(harness)
         axes[0][col].set_ylabel("output tokens/s")
         axes[1][col].set_ylabel("speed-up (dashed: over baseline_no_overlap)")
@@ -1171,9 +1327,10 @@ else:
 # A second plot: trtllm-bench's acceptance figure, output tokens per decoding iteration as its report
 # gives it (the section after the trtllm-bench runs says what it is and is not, and that its
 # computation and key are unconfirmed at 1.1.0), per method against concurrency, one line per
-# method with a stored figure; the grey line at 1.0 is no draft accepted, and each method's dotted
-# line in its colour is its most, max_draft_len + 1. Where no report gave a figure in range, the
-# cell says so and draws nothing.
+# method with a stored figure, in the colour it has in the first plot; the solid grey line at 1.0 is
+# no draft accepted, and each dotted grey line is a most, max_draft_len + 1, drawn once per value and
+# labelled with the methods it bounds (`max 5: draft_target, ngram`). Where no report gave a figure
+# in range, the cell says so and draws nothing.
 
 # %%
 bench_tpi = [r for r in rows if r["harness"] == "trtllm-bench" and r[TPI] is not None]
@@ -1189,12 +1346,16 @@ else:
     else:
         fig, ax = plt.subplots(figsize=(7, 4.8))
         most = {(SHORT[model], method): most_tokens_per_iteration(prefix, method) for model, prefix, method in BENCH}
+        bounded: dict = {}  # max_draft_len + 1 -> the methods it bounds
         for model, method in sorted({(r["model"], r["method"]) for r in bench_tpi}):
             points = [r for r in bench_tpi if (r["model"], r["method"]) == (model, method)]
-            label = method if model == SHORT[TARGET] else f"{method} ({model})"
-            line, = ax.plot([p["concurrency"] for p in points], [p[TPI] for p in points], marker="o", label=label)
+            label = label_of(model, method)
+            ax.plot([p["concurrency"] for p in points], [p[TPI] for p in points], marker="o",
+                    color=COLOURS.get(label, "black"), label=label)
             if most[model, method] > 1:
-                ax.axhline(most[model, method], color=line.get_color(), linestyle=":", linewidth=0.8)
+                bounded.setdefault(most[model, method], []).append(label)
+        for value, labels in sorted(bounded.items()):  # one dotted grey line per distinct bound
+            ax.axhline(value, color="grey", linestyle=":", linewidth=0.8, label=f"max {value}: {', '.join(labels)}")
         ax.axhline(1.0, color="grey", linewidth=0.8)
         ax.set_title("trtllm-bench: output tokens per decoding iteration\n"
                      "(its 'acceptance rate'; not TensorRT-LLM's per-request acceptance_rate)", fontsize=10)
@@ -1203,7 +1364,7 @@ else:
         ax.set_xticks(list(CONCURRENCY), [str(c) for c in CONCURRENCY])
         ax.set_xlabel("concurrency")
         ax.legend(fontsize=8)
-        keys = ", ".join(sorted({r[TPI_KEY] for r in bench_tpi}))
+        keys = ", ".join(sorted({e["key"] for e in BENCH_ACCEPTANCE if e["stored"] is not None}))
         fig.text(0.01, 0.005, f"report key: {keys}  |  {PROVENANCE['gpu_count']} x {PROVENANCE['gpu']}  |  "
                  f"TensorRT-LLM {PROVENANCE['tensorrt_llm']}  |  {OUTPUT_TOKENS} output tokens, greedy", fontsize=7)
         fig.tight_layout(rect=(0, 0.04, 1, 1))
