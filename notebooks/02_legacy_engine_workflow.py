@@ -235,7 +235,8 @@ python3 /app/examples/run.py --engine_dir "$ENGINES/target" --tokenizer_dir "$HF
 # Where a placeholder stands decides what an unfilled one does (the templates' `structural_keys` in the 1.1.0
 # snapshot, read at commits not tied to 1.1.0). Inside a `parameters { ... string_value: "${key}" }` value it stays
 # a string that the backend cannot parse and reads as not given, so the default applies ([backend];
-# `engine_dir` and `batching_strategy` have none). Anywhere else (a `data_type` of an input or output,
+# `engine_dir` and `batching_strategy` of tensorrt_llm and `tokenizer_dir` of pre/postprocessing have none, so
+# they must be filled). Anywhere else (a `data_type` of an input or output,
 # `max_batch_size`, `decoupled`, an instance `count`, the `backend` name), a `${...}` left in place breaks the
 # config, or names a type or backend that does not exist, and Triton does not load the model. [config] leaves one
 # of these out of its mandatory keys:

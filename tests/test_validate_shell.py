@@ -289,3 +289,124 @@ def test_what_counts_as_one_file_and_one_sequence():
     ledger.scope = "cell 2"
     assert shell.check(ens.format(flag="-i", path="r", keys="logits_datatype:TYPE_FP32"), t, REAL, fills=ledger)[0] == []
     assert ledger.findings() == []
+
+
+# ---- fill_template.py sequences: copies, refills, -i anywhere, mandatory parameters (review fill-r1) ----
+FILL = "python3 /app/tools/fill_template.py"
+TRT_SHARED = ("triton_backend:tensorrtllm,triton_max_batch_size:4,decoupled_mode:false,batching_strategy:inflight_fused_batching,"
+              "encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,prompt_embedding_table_data_type:TYPE_FP16")
+
+
+def real_check(text: str, track: str = "1.1.0") -> list:
+    return shell.check(text, REAL.resolve(track), REAL)[0]
+
+
+def test_a_copy_carries_what_was_filled_to_its_destination():
+    """fill-r1-fill-then-copy: the keys target and draft share filled once, the folder copied, each copy
+    given only what differs (scratch case e01) is clean; so is a copied repository folder, per file."""
+    text = ('REPO=/tmp/r STAGE=/tmp/stage\n'
+            'cp -R /app/all_models/inflight_batcher_llm "$REPO"\n'
+            f'{FILL} -i "$REPO/tensorrt_llm/config.pbtxt" {TRT_SHARED}\n'
+            'mkdir -p "$STAGE" && cp -R "$REPO/tensorrt_llm" "$STAGE/tensorrt_llm"\n'
+            f'{FILL} -i "$STAGE/tensorrt_llm/config.pbtxt" engine_dir:/engines/draft,kv_cache_free_gpu_mem_fraction:0.1\n'
+            f'{FILL} -i "$REPO/tensorrt_llm/config.pbtxt" engine_dir:/engines/target,kv_cache_free_gpu_mem_fraction:0.4\n')
+    assert real_check(text) == []
+    # a whole repository folder copied (into a folder named with a trailing /), then mv'd: per file
+    text = (f'{FILL} -i /tmp/a/ensemble/config.pbtxt triton_max_batch_size:4\n'
+            'cp -r /tmp/a /tmp/b/\n'
+            'mv /tmp/b/a /tmp/c\n'
+            f'{FILL} -i /tmp/c/ensemble/config.pbtxt logits_datatype:TYPE_FP32\n'
+            f'{FILL} -i /tmp/a/ensemble/config.pbtxt logits_datatype:TYPE_FP32\n')
+    assert real_check(text) == []
+    # a fresh copy of the container's templates replaces what was filled there: it starts empty
+    found = real_check(f'{FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4,logits_datatype:TYPE_FP32\n'
+                       'rm -rf /tmp/r && cp -R /app/all_models/inflight_batcher_llm /tmp/r\n'
+                       f'{FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:8\n')
+    assert [(ln, "logits_datatype" in msg) for ln, _, msg in found] == [(3, True)]
+    # a copy never filled again keeps what its source had left: reported at the copy
+    found = real_check(f'{FILL} -i /tmp/a/ensemble/config.pbtxt triton_max_batch_size:4\n'
+                       'cp -R /tmp/a /tmp/b\n'
+                       f'{FILL} -i /tmp/a/ensemble/config.pbtxt logits_datatype:TYPE_FP32\n')
+    assert [(ln, col) for ln, col, _ in found] == [(2, 14)]
+    assert "after the copy to '/tmp/b/ensemble/config.pbtxt' (from '/tmp/a/ensemble/config.pbtxt')" in found[0][2]
+
+
+def test_a_key_already_filled_in_the_file_is_an_error_at_the_key():
+    """fill-r1-refill: fill_template.py asserts that each key's text is in the file; after a fill it is not
+    (scratch case e02), also in a copy of a filled file; a branch of an if/else is not an earlier call."""
+    found = real_check(f'{FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4,logits_datatype:TYPE_FP32\n'
+                       f'{FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:8\n')
+    assert [(ln, col) for ln, col, _ in found] == [(2, 69)]
+    assert found[0][2].startswith("fill_template.py: 'triton_max_batch_size' is already filled in "
+                                  "'/tmp/r/ensemble/config.pbtxt' (by the call on line 1)")
+    text = ('R=/tmp/triton_repo\n'
+            f'{FILL} -i $R/tensorrt_llm/config.pbtxt {TRT_SHARED},engine_dir:/e\n'
+            'cp -R $R/tensorrt_llm $R/stage/tensorrt_llm\n'
+            f'{FILL} -i $R/stage/tensorrt_llm/config.pbtxt triton_max_batch_size:4,engine_dir:/d\n')
+    found = real_check(text)
+    assert [(ln, msg.split(" is already")[0]) for ln, _, msg in found] == [
+        (4, "fill_template.py: 'triton_max_batch_size'"), (4, "fill_template.py: 'engine_dir'")]
+    assert "copied from '$R/tensorrt_llm/config.pbtxt'" in found[0][2]
+    # fill_template.py fills its defaults on every call: a later call that gives one fills nothing
+    found = real_check(f'{FILL} -i /tmp/r/preprocessing/config.pbtxt triton_max_batch_size:4,tokenizer_dir:/hf\n'
+                       f'{FILL} -i /tmp/r/preprocessing/config.pbtxt preprocessing_instance_count:1,max_queue_size:8\n')
+    assert len(found) == 1 and "'max_queue_size' is already filled" in found[0][2] and "defaults" in found[0][2]
+    text = ('if [ -n "$X" ]; then\n'
+            f'  {FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4,logits_datatype:TYPE_FP32\n'
+            'else\n'
+            f'  {FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4,logits_datatype:TYPE_FP16\n'
+            'fi\n')
+    assert real_check(text) == []
+
+
+def test_in_place_is_a_flag_and_the_file_is_a_positional_wherever_it_stands():
+    """fill-r1-i-after-file: ``fill_template.py FILE -i key:value`` is an in-place call on FILE."""
+    for call in ("-i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4",
+                 "/tmp/r/ensemble/config.pbtxt -i triton_max_batch_size:4",
+                 "/tmp/r/ensemble/config.pbtxt triton_max_batch_size:4 --in_place",
+                 "triton_max_batch_size:4 -i /tmp/r/ensemble/config.pbtxt"):
+        found = real_check(f"{FILL} {call}\n")
+        assert len(found) == 1 and not is_note(found[0][2]), (call, found)
+        assert "still has ${...} outside its parameters values: logits_datatype" in found[0][2], call
+    # the file is the positional before the list when neither ends in .pbtxt
+    found = real_check(f"{FILL} $CFG -i triton_max_batch_size:4\n")
+    assert [is_note(m) for _, _, m in found] == [True] and "'$CFG'" in found[0][2]
+    found = real_check(f"{FILL} /tmp/r/ensemble/config.pbtxt -i nope:1\n")
+    assert len(found) == 1 and "unknown template key 'nope'" in found[0][2]
+
+
+def test_mandatory_parameters_are_recorded_and_refused_when_left_unfilled():
+    """fill-r1-mandatory-params: engine_dir and batching_strategy of tensorrt_llm and tokenizer_dir of
+    preprocessing and postprocessing have no default in the backend (scratch case c01)."""
+    for tid in ("1.1.0", "1.2.1"):
+        models = REAL.resolve(tid).triton["legacy_inflight_batcher_llm"]["models"]
+        assert models["tensorrt_llm"]["mandatory_keys"] == ["engine_dir", "batching_strategy"]
+        assert models["preprocessing"]["mandatory_keys"] == ["tokenizer_dir"]
+        assert models["postprocessing"]["mandatory_keys"] == ["tokenizer_dir"]
+        for name, spec in models.items():
+            assert set(spec.get("mandatory_keys") or []) <= set(spec["keys"]) - set(spec["structural_keys"]), name
+    text = ("REPO=/tmp/r\n"
+            f'{FILL} -i "$REPO/preprocessing/config.pbtxt" triton_max_batch_size:4,preprocessing_instance_count:1\n'
+            f'{FILL} -i "$REPO/postprocessing/config.pbtxt" triton_max_batch_size:4,postprocessing_instance_count:1\n'
+            f'{FILL} -i "$REPO/tensorrt_llm/config.pbtxt" triton_backend:tensorrtllm,triton_max_batch_size:4,'
+            'decoupled_mode:false,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,'
+            'prompt_embedding_table_data_type:TYPE_FP16\n')
+    for tid in ("1.1.0", "1.2.1"):
+        found = real_check(text, tid)
+        assert [ln for ln, _, _ in found] == [2, 3, 4], tid
+        assert all("mandatory parameters" in msg for _, _, msg in found)
+        assert "still has mandatory parameters unfilled: engine_dir, batching_strategy;" in found[2][2]
+        assert "still has mandatory parameters unfilled: tokenizer_dir;" in found[0][2]
+    assert real_check(text.replace("triton_max_batch_size:4,pre", "tokenizer_dir:/hf,triton_max_batch_size:4,pre")
+                      .replace("triton_max_batch_size:4,post", "tokenizer_dir:/hf,triton_max_batch_size:4,post")
+                      .replace("triton_backend:", "engine_dir:/e,batching_strategy:inflight_fused_batching,"
+                               "triton_backend:")) == []
+
+
+def test_a_copy_of_another_file_leaves_the_ledger_as_it_is():
+    """Only a copy of a held file or folder, or of the container's templates, replaces what the destination
+    held: a tokenizer file copied into a repository folder does not unfill its configs."""
+    text = (f'{FILL} -i /tmp/r/ensemble/config.pbtxt triton_max_batch_size:4\n'
+            'cp /tmp/tokenizer.json /tmp/r\n'
+            f'{FILL} -i /tmp/r/ensemble/config.pbtxt logits_datatype:TYPE_FP32\n')
+    assert real_check(text) == []

@@ -6,8 +6,10 @@ a cell may name another one with ``# specdec-guide: trtllm=<track>``):
 
 * ``%%bash`` / ``%%sh`` cells and ``!`` lines: ``bash -n`` for the syntax, then the shell
   checker (every TensorRT-LLM / Triton CLI, flag by flag, and fill_template.py keys). The
-  fill_template.py calls of all cells, in order, are one sequence: a template file whose structural
-  placeholders none of them fills is an error at the last call on it (``shell.FillLedger``).
+  fill_template.py calls and the ``cp``/``mv`` of all cells, in order, make one sequence
+  (``shell.FillLedger``): a key filled twice in one file, or a structural placeholder or a mandatory
+  parameter that no call fills, is an error. Targets are keyed as each cell writes them (no ``cd``):
+  a variable the cell does not set (a Python cell's ``os.environ``) is keyed by its name in every cell.
 * Python cells: Python syntax, then the AST checker (imports, ``LLM(...)`` keywords and
   config classes against the LLM API snapshot).
 * ``%%writefile PATH`` cells: by what PATH is: a ``config.pbtxt`` (or any ``.pbtxt``) with the

@@ -5,17 +5,41 @@ each tokenized with :mod:`shlex` and cut into simple commands at ``;``, ``&&``, 
 A command whose program is a known CLI (``trtllm-serve``, ``trtllm-bench``, ``trtllm-build``,
 ``python3 .../launch_triton_server.py``, ``.../fill_template.py``, ``convert_checkpoint.py``...)
 is checked against the track's ``cli.yaml``/``triton.yaml``: each ``--flag`` must exist for
-that (sub)command, a CLI the track does not ship is an error, and fill_template.py
-``key:value`` pairs must be template keys of the model whose config.pbtxt it fills.
+that (sub)command, a CLI the track does not ship is an error, and each ``key:value`` pair of a
+fill_template.py call must name a template key of the model whose config.pbtxt it fills.
 
 fill_template.py sequences: the in-place calls (``-i``/``--in_place``) of one snippet, or of one
-notebook's cells in order (:class:`FillLedger`), are gathered per target file. A template placeholder
-outside a ``parameters`` string value (the model's ``structural_keys`` in triton.yaml: a ``data_type``,
-``max_batch_size``, ``decoupled``, an instance ``count``, the ``backend`` name) that none of them fills,
-and that fill_template.py does not fill by itself (its ``defaults``), is an error at the last call on
-that file: left as ``${...}`` it is not "unset", the config does not parse (or names a type or backend
-that does not exist) and Triton does not load the model. A call that has an error of its own (an unknown
-key, a substitution without ':') fills nothing and is reported for that error alone.
+notebook's cells in order (:class:`FillLedger`), are gathered per target file, keyed by its path as
+written. ``-i``/``--in_place`` is a flag (store_true) and may stand anywhere: the file is the first
+argument that ends in ``.pbtxt`` (or, when none does, the one before the key list).
+
+* A key that an earlier call already filled in the file is an error at the key: the fill removed its
+  ``${key}``, and fill_template.py asserts that the key's text is still in the file, so it stops there
+  (where the text survives elsewhere it substitutes nothing, and the first value stays). Its defaults
+  (``max_queue_size``, ``max_queue_delay_microseconds``) count as filled by every call. Calls in two
+  branches of one ``if``/``elif``/``else`` are not in sequence.
+* A ``cp``/``cp -R``/``cp -r``/``mv`` in the sequence carries what was filled to the destination (per file
+  under a copied folder, which replaces what the ledger held there), so filling only the remaining keys
+  in the copy is clean; a fresh copy of the templates (``/app/all_models/...``) starts unfilled, and a copy
+  of any other file (a tokenizer, an engine) leaves the ledger as it is.
+* Once the sequence ends, a template placeholder outside a ``parameters`` string value (the model's
+  ``structural_keys`` in triton.yaml: a ``data_type``, ``max_batch_size``, ``decoupled``, an instance
+  ``count``, the ``backend`` name) that no call on the file has filled, and that fill_template.py does not
+  fill by itself (its ``defaults``), is an error at the file's last call (or the copy that made it): left
+  as ``${...}`` it is not "unset", the config does not parse (or names a type or backend that does not
+  exist) and Triton does not load the model. So is a parameter without a default (``mandatory_keys``:
+  tensorrt_llm ``engine_dir`` and ``batching_strategy``, preprocessing and postprocessing
+  ``tokenizer_dir``), which stops the model from initializing.
+* A call that has an error of its own (an unknown key, a key already filled, a substitution without
+  ':') fills nothing and is reported for that error alone.
+
+Limits of that check (documented, not followed):
+
+* Targets are keyed as written, with variables substituted: no ``cd`` tracking, so ``ensemble/config.pbtxt``
+  after ``cd /a`` and after ``cd /b`` is one file, and ``$REPO/x`` and ``x`` after ``cd "$REPO"`` are two.
+* A folder copied under another name (``tensorrt_llm_draft``) or a loop over models (``$REPO/$m/...``) is a
+  note, not checked: the template is read from the target's folder name, which names none.
+* A variable set to something this checker cannot resolve is keyed by that text; ``rm`` is not followed.
 
 Variables: ``NAME=value`` / ``export NAME=value`` lines set them (``${NAME:-default}`` is
 understood), so ``python3 ${FILL_TEMPLATE_SCRIPT} ...`` and ``$TRTLLM_BUILD ...`` are checked as the
@@ -93,18 +117,33 @@ class Heredoc:
 
 
 @dataclass
+class _Origin:
+    """Where a key of a target file was filled: the call's line, the caller's tag for it (FillLedger.scope),
+    the if/else branches it stood in, whether fill_template.py filled it by itself (``defaults``), and the
+    file it was filled in when this one is a copy of it."""
+
+    line: int
+    scope: object
+    branches: tuple = ()
+    default: bool = False
+    via: str | None = None
+
+
+@dataclass
 class _Fill:
     """The in-place fill_template.py calls on one target file so far."""
 
     model: str
     structural: list
-    filled: set
-    target: str  # as the last call wrote it
-    pos: tuple  # (line, col) of the last call's substitutions (its target when it has none)
+    filled: dict  # key -> _Origin
+    target: str  # as the last call (or the copy that made the file) wrote it
+    pos: tuple  # (line, col) of the last call's substitutions (its target when it has none; the copy's destination)
     scope: object  # the caller's tag for that call (FillLedger.scope when it was made)
     prog: str
     track: str
     broken: bool = False  # the last call has an error of its own (fill_template.py stops): that error stands
+    mandatory: list = field(default_factory=list)  # parameters without a default (triton.yaml mandatory_keys)
+    copied_from: str | None = None  # the file this one is a copy of, until a call fills it
 
 
 class FillLedger:
@@ -112,31 +151,98 @@ class FillLedger:
 
     A caller that checks a sequence in parts (a notebook, cell by cell) passes one ledger to every
     :func:`check`, sets :attr:`scope` before each to something that places the part's positions, and
-    calls :meth:`findings` once the sequence has ended.
+    calls :meth:`findings` once the sequence has ended. ``cp``/``mv`` of a file or folder it holds carry
+    what was filled to the destination (:meth:`copy`).
     """
 
     def __init__(self) -> None:
         self.files: dict[str, _Fill] = {}
         self.scope: object = None
+        self.branches: list = []  # [if-block id, branch number] of the if/elif/else blocks open now
+        self._blocks = 0
+
+    def enter(self, word: str) -> None:
+        """Follow ``if``/``elif``/``else``/``fi``: calls in two branches of one block are not in sequence."""
+        if word == "if":
+            self._blocks += 1
+            self.branches.append([self._blocks, 0])
+        elif word in ("elif", "else") and self.branches:
+            self.branches[-1][1] += 1
+        elif word == "fi" and self.branches:
+            self.branches.pop()
+
+    def earlier(self, key: str, name: str) -> _Origin | None:
+        """Where an earlier call (in sequence with this point) filled ``name`` in file ``key``, or None."""
+        f = self.files.get(key)
+        origin = f.filled.get(name) if f is not None else None
+        if origin is None:
+            return None
+        now = {b: n for b, n in self.branches}
+        if any(b in now and now[b] != n for b, n in origin.branches):
+            return None  # the other branch of an if/else: never both
+        return origin
 
     def record(self, key: str, model: str, structural: list, filled: set, target: str, pos: tuple,
-               prog: str, track: str, broken: bool = False) -> None:
-        """One in-place call; ``broken``: it has an error already reported at it (it fills nothing)."""
+               prog: str, track: str, broken: bool = False, mandatory=(), defaults=()) -> None:
+        """One in-place call; ``broken``: it has an error already reported at it (it fills nothing).
+        ``defaults``: the keys of ``filled`` that fill_template.py filled by itself."""
         old = self.files.get(key)
-        done = (old.filled if old is not None and old.model == model else set()) | (set() if broken else filled)
-        self.files[key] = _Fill(model, list(structural), done, target, pos, self.scope, prog, track, broken)
+        done = dict(old.filled) if old is not None and old.model == model else {}
+        if not broken:
+            branches = tuple((b, n) for b, n in self.branches)
+            for k in filled:
+                if k not in done:
+                    done[k] = _Origin(pos[0], self.scope, branches, k in defaults)
+        self.files[key] = _Fill(model, list(structural), done, target, pos, self.scope, prog, track, broken,
+                                list(mandatory))
+
+    def copy(self, src: str, dst: str, written: str, pos: tuple, move: bool = False) -> None:
+        """``cp``/``mv`` of ``src`` (a file or folder) to ``dst``: each file held under ``src`` is carried there
+        with what was filled in it, replacing what was held under ``dst``, and so does a fresh copy of the
+        templates (a path through ``all_models`` or ``inflight_batcher_llm``), which starts unfilled; a copy
+        of anything else leaves the ledger as it is (``written``: the destination as the command wrote it)."""
+        def under(path: str, top: str) -> str | None:
+            if path == top:
+                return ""
+            return path[len(top):] if top not in ("", ".") and path.startswith(top.rstrip("/") + "/") else None
+
+        carried = {}
+        for key, f in self.files.items():
+            rest = under(key, src)
+            if rest is not None:
+                carried[dst + rest] = (f, written.rstrip("/") + rest, key)
+        if not carried and not {"all_models", "inflight_batcher_llm"} & set(src.split("/")):
+            return  # another file (a tokenizer, an engine): into a folder, perhaps; what is held stays
+        for key in [k for k in self.files if under(k, dst) is not None or (move and under(k, src) is not None)]:
+            del self.files[key]
+        for key, (f, target, _) in carried.items():
+            filled = {k: _Origin(o.line, o.scope, o.branches, o.default, o.via or f.target)
+                      for k, o in f.filled.items()}
+            self.files[key] = _Fill(f.model, list(f.structural), filled, target, pos, self.scope, f.prog, f.track,
+                                    f.broken, list(f.mandatory), f.target)
 
     def findings(self) -> list[tuple]:
-        """``(scope, line, col, message)`` for each file left with structural placeholders unfilled."""
+        """``(scope, line, col, message)`` for each file left with structural placeholders or mandatory
+        parameters unfilled."""
         out = []
         for f in self.files.values():
+            if f.broken:
+                continue
+            where = (f"after the copy to '{f.target}' (from '{f.copied_from}')" if f.copied_from
+                     else f"after the last call on '{f.target}'")
             missing = [k for k in f.structural if k not in f.filled]
-            if missing and not f.broken:
+            if missing:
                 out.append((f.scope, *f.pos, (
-                    f"{f.prog}: after the last call on '{f.target}' the '{f.model}' template (TRT-LLM {f.track}) "
+                    f"{f.prog}: {where} the '{f.model}' template (TRT-LLM {f.track}) "
                     f"still has ${{...}} outside its parameters values: {', '.join(missing)}; fill_template.py "
-                    f"leaves them as they are, the config then does not parse (or names a type or backend that "
-                    f"does not exist) and Triton does not load the model: fill them in this call")))
+                    f"leaves them as they are, the config then does not parse (or names a type or backend that does "
+                    f"not exist) and Triton does not load the model: fill them in this call")))
+            params = [k for k in f.mandatory if k not in f.filled]
+            if params:
+                out.append((f.scope, *f.pos, (
+                    f"{f.prog}: {where} the '{f.model}' template (TRT-LLM {f.track}) still has mandatory "
+                    f"parameters unfilled: {', '.join(params)}; they have no default in the backend: left as "
+                    f"${{...}}, the model fails to initialize and Triton does not load it: fill them in this call")))
         return out
 
 
@@ -527,10 +633,13 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
                     if m:
                         raw[m.group(1)] = m.group(2)
                 continue
+            if ledger is not None and cmd[0] in ("if", "elif", "else", "fi"):
+                ledger.enter(cmd[0])
             idx, prog, unresolved = _program(cmd, everywhere, env)
             if idx is None:
-                for tok in cmd:
-                    loc.find(tok)
+                places = [loc.find(tok) for tok in cmd]
+                if ledger is not None:
+                    _copy(cmd, places, env, raw, ledger)
                 continue
             for tok in cmd[:idx]:
                 loc.find(tok)
@@ -574,6 +683,49 @@ def check(text: str, track: Track, registry: Registry | None, env: dict | None =
     if fills is None and ledger is not None:
         out.extend((ln, col, msg) for _, ln, col, msg in ledger.findings())
     return sorted(out), count, yaml_refs
+
+
+def _copy(cmd: list[str], places: list, env: dict, raw: dict, ledger: FillLedger) -> None:
+    """``cp [-R|-r|-a...] SRC... DST`` / ``mv SRC... DST`` (``-t DIR`` too): what the ledger holds under each
+    source goes to the destination (:meth:`FillLedger.copy`). The destination is the copy's own name, or the
+    folder it goes into when it ends in ``/`` or there are several sources."""
+    i = 0
+    while i < len(cmd) and (re.match(r"^[A-Za-z_]\w*=", cmd[i]) or cmd[i] in WRAPPERS):
+        i += 1
+    if i >= len(cmd) or os.path.basename(expand(cmd[i], env)[0]) not in ("cp", "mv"):
+        return
+    move = os.path.basename(expand(cmd[i], env)[0]) == "mv"
+    words, into, flags_done = [], None, False
+    args = list(zip(cmd[i + 1:], places[i + 1:]))
+    j = 0
+    while j < len(args):
+        tok, pos = args[j]
+        if not flags_done and tok == "--":
+            flags_done = True
+        elif not flags_done and tok in ("-t", "--target-directory") and j + 1 < len(args):
+            into = args[j + 1]
+            j += 1
+        elif not flags_done and tok.startswith("--target-directory="):
+            into = (tok.split("=", 1)[1], pos)
+        elif not flags_done and tok.startswith("-") and len(tok) > 1:
+            pass
+        else:
+            words.append((tok, pos))
+        j += 1
+    if into is None:
+        if len(words) < 2:
+            return
+        into = words[-1] if (len(words) > 2 or words[-1][0].endswith("/")) else None
+        pairs = [(words[0], words[-1])] if into is None else []
+        words = words[:-1] if into is not None else words
+    else:
+        pairs = []
+    if into is not None:
+        for src, _ in words:
+            name = os.path.basename(os.path.normpath(src))
+            pairs.append(((src, None), (into[0].rstrip("/") + "/" + name, into[1])))
+    for (src, _), (dst, pos) in pairs:
+        ledger.copy(_identity(src, env, raw), _identity(dst, env, raw), os.path.normpath(dst), pos, move)
 
 
 def _heredoc_target(header: str) -> str | None:
@@ -725,30 +877,32 @@ def _fill_defaults(spec: dict) -> set:
 
 def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Track, env: dict,
                 ledger: FillLedger | None = None, raw: dict | None = None) -> list:
-    """``fill_template.py -i path/<model>/config.pbtxt key:value,key:value``."""
+    """``fill_template.py [-i|--in_place] path/<model>/config.pbtxt key:value,key:value``.
+
+    ``-i``/``--in_place`` is a flag (store_true) and may stand anywhere; the file is the first positional
+    that ends in ``.pbtxt`` (or, when none does, the positional before the list), the next one the list.
+    """
     out, target, tpos, pairs = [], None, None, []
     flags = _flags_of(spec)
-    expect_path = False
     in_place = False
+    positionals = []
     for tok in args:
-        if expect_path:
-            target, expect_path = tok, False
-            tpos = loc.find(tok)
-            continue
         if _is_flag(tok):
             name = tok.split("=", 1)[0]
             pos = loc.find(name)
             if flags and name not in flags and name not in ("--help", "-h"):
                 out.append((*pos, f"unknown flag '{name}' for {prog} in TRT-LLM {track.id}"))
-            if name in ("-i", "--in_place", "--input") and "=" not in tok:
-                expect_path = True
             in_place = in_place or name in ("-i", "--in_place")
             continue
-        if tok.endswith(".pbtxt") and target is None:
-            target = tok
-            tpos = loc.find(tok)
-            continue
-        pairs.append(tok)
+        before = loc.cursor
+        positionals.append((tok, loc.find(tok), before))
+    file_at = next((i for i, (tok, _, _) in enumerate(positionals)
+                    if tok.endswith(".pbtxt") or expand(tok, env)[0].endswith(".pbtxt")), None)
+    if file_at is None and len(positionals) >= 2:
+        file_at = 0
+    if file_at is not None:
+        target, tpos, _ = positionals[file_at]
+    pairs = [tok for i, (tok, _, _) in enumerate(positionals) if i != file_at]
     models = spec.get("models") or {}
     model = None
     if target is not None:
@@ -768,6 +922,10 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                                f"({', '.join(models)}): cannot check its keys"))
         return out
     keys = set((models.get(model) or {}).get("keys") or [])
+    ident = _identity(target, env, raw or {})
+    # keys are found from where the list starts (it may stand before the file)
+    end = loc.cursor
+    loc.cursor = next((c for i, (_, _, c) in enumerate(positionals) if i != file_at), end)
     # Where the substitutions start: their first key (the whole word may not be found as written, quotes and
     # line continuations in it being gone after tokenizing).
     first_key = pairs[0].split(",", 1)[0].split(":", 1)[0] if pairs else ""
@@ -800,13 +958,37 @@ def _check_fill(prog: str, spec: dict, args: list[str], loc: _Locator, track: Tr
                        if inside else "fill_template.py fails on keys the template lacks")
                 out.append((*pos, f"unknown template key '{key}' for model '{model}' in TRT-LLM {track.id}{hint}; "
                                   f"{why}"))
+                continue
+            origin = ledger.earlier(ident, key) if ledger is not None else None
+            if origin is not None:
+                out.append((*pos, _refill_message(prog, key, target, origin, ledger.scope, keys)))
+    loc.cursor = max(loc.cursor, end)
     structural = (models.get(model) or {}).get("structural_keys")
     if ledger is not None and in_place and isinstance(structural, list):
         # Only an in-place call changes the file; without -i the result goes to stdout.
         broken = any(not is_note(f[2]) for f in out)
-        ledger.record(_identity(target, env, raw or {}), model, [str(k) for k in structural],
-                      filled | _fill_defaults(spec), target, spos, prog, track.id, broken)
+        defaults = _fill_defaults(spec)
+        mandatory = [str(k) for k in (models.get(model) or {}).get("mandatory_keys") or []]
+        ledger.record(ident, model, [str(k) for k in structural], filled | defaults, target, spos, prog,
+                      track.id, broken, mandatory, defaults - filled)
     return out
+
+
+def _refill_message(prog: str, key: str, target: str, origin: _Origin, scope: object, keys: set) -> str:
+    """A key that an earlier call on the same file (or on the file it was copied from) already filled."""
+    by = (f"by the call on line {origin.line}" if origin.scope is None and scope is None
+          else "by an earlier call")
+    if origin.default:
+        by += ", which fill_template.py fills with its defaults on every call"
+    if origin.via:
+        by += f", before this file was copied from '{origin.via}'"
+    inside = next((k for k in sorted(keys) if key in k and k != key), None)
+    survives = (f"as part of '{inside}' or as a field or parameters name" if inside
+                else "as a field or parameters name")
+    return (f"{prog}: '{key}' is already filled in '{target}' ({by}): its ${{{key}}} is gone from the file, and "
+            f"fill_template.py asserts that the key's text is still there: it stops here and fills nothing (where "
+            f"the text survives, {survives}, it substitutes nothing and the earlier value stays); give each key once "
+            f"per file")
 
 
 def _split_escaped(text: str, sep: str) -> list[str]:
