@@ -13,7 +13,6 @@ The script is standard library only: a reader copies it without this package.
 from __future__ import annotations
 
 import ast
-import http.server
 import json
 import os
 import re
@@ -127,15 +126,10 @@ def test_on_a_later_release_the_counters_and_the_steps_agree(stand_in_server):
 @pytest.fixture
 def fake_serve():
     from fake_trtllm_serve import Handler
+    from loopback import served
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served(Handler) as url:
+        yield url
 
 
 def test_trtllm_serve_iterations_give_tokens_per_step(fake_serve):

@@ -52,15 +52,10 @@ def _page_urls(site: Path) -> list[str]:
 @contextlib.contextmanager
 def _served(out: Path):
     """The built site over HTTP on a free loopback port: yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(out))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    from loopback import served
+
+    with served(functools.partial(_QuietHandler, directory=str(out))) as url:
+        yield url + "/"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

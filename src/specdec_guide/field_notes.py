@@ -62,10 +62,10 @@ class Note:
 
 
 def _track_ids() -> tuple[str, ...]:
-    from specdec_guide.diagnostics import load_yaml_file as read
+    """The pinned tracks, from the one registry of them (``schemas/tracks.yaml``)."""
+    from specdec_guide.validate.schema import Registry
 
-    data = read(Path(__file__).resolve().parent / "schemas" / "tracks.yaml", "the track registry") or {}
-    return tuple(str(t["id"]) for t in data.get("tracks") or [])
+    return tuple(t.id for t in Registry().tracks)
 
 
 def _strings(value, where: str, key: str, allowed=None, empty_ok: bool = False) -> tuple[str, ...]:
