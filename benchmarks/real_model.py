@@ -43,7 +43,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from specdec_guide import methods
+from specdec_guide.releases import methods
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"

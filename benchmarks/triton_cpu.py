@@ -29,7 +29,8 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
-from specdec_guide import methods, templates
+from specdec_guide import templates
+from specdec_guide.releases import methods
 from specdec_guide.models.tiny import write_tiny_models
 from specdec_guide.triton import TritonServer
 

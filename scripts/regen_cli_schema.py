@@ -42,6 +42,8 @@ from pathlib import Path
 
 import yaml
 
+from specdec_guide.releases.tracks import Registry
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "src" / "specdec_guide" / "schemas"
 REPO = "NVIDIA/TensorRT-LLM"
@@ -96,9 +98,8 @@ def _repo_sources() -> dict:
 
 def _sources() -> dict:
     """Per track of tracks.yaml: its release pages (the gh-pages commit in ``docs_pages``) and the repo files."""
-    tracks = (yaml.safe_load((SCHEMAS / "tracks.yaml").read_text(encoding="utf-8")) or {}).get("tracks") or []
-    return {str(t["id"]): {**_pages(str(t["id"]), t["docs_pages"]["commit"], t["docs_pages"]["built_from"]),
-                           **_repo_sources()} for t in tracks if t.get("docs_pages")}
+    return {t.id: {**_pages(t.id, t.docs_pages["commit"], t.docs_pages["built_from"]), **_repo_sources()}
+            for t in Registry(SCHEMAS).tracks if t.docs_pages}
 
 
 SOURCES = _sources()

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import specdec_guide
-from specdec_guide import methods as _methods
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases import methods as _methods
+from specdec_guide.releases.tracks import Registry
 
 SCHEMA_DIR = Path(specdec_guide.__file__).resolve().parent / "schemas"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from specdec_guide import behaviour
+from specdec_guide.releases import behaviour
 from specdec_guide.diagnostics import UserError
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 
 def _write(folder, name, text):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,14 +6,14 @@ import pytest
 import yaml
 
 from site_build import ROOT
-from specdec_guide import container_map
+from specdec_guide.releases import containers
 from specdec_guide.diagnostics import UserError
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 
 def test_snippet_is_the_render_of_the_data():
-    assert (ROOT / container_map.SNIPPET).read_text() == container_map.markdown(), \
-        "snippets/versions/container_map.md is stale: python -m specdec_guide.container_map --write"
+    assert (ROOT / containers.SNIPPET).read_text() == containers.markdown(), \
+        "snippets/versions/container_map.md is stale: python -m specdec_guide.releases.containers --write"
     page = (ROOT / "docs/speculative_decoding/versions.md").read_text()
     assert '--8<-- "snippets/versions/container_map.md"' in page
 
@@ -21,7 +21,7 @@ def test_snippet_is_the_render_of_the_data():
 def test_each_track_container_ships_its_release():
     """The container each track names ships that track's TensorRT-LLM, per the branch Dockerfile and
     per Triton's own compatibility matrix."""
-    rows = {f"nvcr.io/nvidia/tritonserver:{r['tag']}": r for r in container_map.load()}
+    rows = {f"nvcr.io/nvidia/tritonserver:{r['tag']}": r for r in containers.load()}
     for track in Registry().tracks:
         row = rows.get(track.container)
         assert row, f"{track.id}: {track.container} is not in the container map"
@@ -30,14 +30,14 @@ def test_each_track_container_ships_its_release():
 
 
 def test_rows_are_classified_and_release_candidates_named():
-    text = container_map.markdown()
+    text = containers.markdown()
     assert "| `25.12-trtllm-python-py3` | 1.1.0 | 1.1.0 | `release/1.1` | track 1.1.0 |" in text
     assert "| `26.04-trtllm-python-py3` | 1.2.1 | 1.2.1 | `release/1.2.1` | track 1.2.1 (" in text
     # From r26.03 a build secret can replace the pinned wheel: those rows say they give the fallback.
-    for row in container_map.load():
+    for row in containers.load():
         fallback = "fallback pin" in (row.get("note") or "") + (row.get("matrix_note") or "")
         assert fallback is (row["tag"] >= "26.03"), row["tag"]
-    for row in container_map.load():
+    for row in containers.load():
         assert len(row["commit"]) == 40 and row["branch"] == "r" + row["tag"].split("-")[0]
 
 
@@ -47,13 +47,13 @@ MATRIX_DIFFERS = {"25.11-trtllm-python-py3": ("1.0.3.2510", "1.2.0rc2"), "26.03-
 
 
 def test_the_map_agrees_with_tritons_matrix_or_says_why_not():
-    src = container_map.matrix_source()
+    src = containers.matrix_source()
     assert src["repo"] == "triton-inference-server/server" and src["path"] == "docs/introduction/compatibility.md"
-    rows = container_map.load()
+    rows = containers.load()
     differ = {r["tag"]: (r["matrix_tensorrt_llm"], r["tensorrt_llm"]) for r in rows
               if r["matrix_tensorrt_llm"] != r["tensorrt_llm"]}
     assert differ == MATRIX_DIFFERS
-    text = container_map.markdown()
+    text = containers.markdown()
     assert f"/blob/{src['commit']}/docs/introduction/compatibility.md" in text
     for tag, (shipped, pinned) in MATRIX_DIFFERS.items():
         assert f"| `{tag}` | {shipped} | {pinned} | " in text and f"- `{tag}`: " in text
@@ -65,17 +65,17 @@ def test_the_map_agrees_with_tritons_matrix_or_says_why_not():
     ({"matrix_note": None}, "say where and why in matrix_note"),
 ])
 def test_a_difference_without_its_note_is_refused(tmp_path, change, message):
-    data = yaml.safe_load(container_map.DATA.read_text())
+    data = yaml.safe_load(containers.DATA.read_text())
     row = next(r for r in data["containers"] if r["tag"] == "25.11-trtllm-python-py3")
     row.update(change)
     bad = tmp_path / "containers.yaml"
     bad.write_text(yaml.safe_dump(data))
     with pytest.raises(UserError, match=message):
-        container_map.load(bad)
+        containers.load(bad)
 
 
 def test_a_row_without_its_source_is_refused(tmp_path):
     bad = tmp_path / "containers.yaml"
     bad.write_text(yaml.safe_dump({"containers": [{"tag": "25.12-trtllm-python-py3", "tensorrt_llm": "1.1.0"}]}))
     with pytest.raises(UserError, match=r"containers\[0\] lacks branch, commit, matrix_tensorrt_llm, app_files_from"):
-        container_map.load(bad)
+        containers.load(bad)

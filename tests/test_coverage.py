@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from specdec_guide import coverage
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
 REG = Registry(FIX / "schemas")

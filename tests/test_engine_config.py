@@ -232,7 +232,7 @@ def test_triton_config_keys_are_not_defaulted_and_departures_are_named(tmp_path)
 def test_a_fact_missing_from_the_record_is_its_lead_marked_unconfirmed():
     """engine.config.release_fact: the record's value where it has the fact; else the documented
     lead (RELEASE_FALLBACKS) as unconfirmed; else nothing. The stand-in logs the unconfirmed ones."""
-    from specdec_guide import behaviour
+    from specdec_guide.releases import behaviour
     from specdec_guide.engine import config
 
     fact = behaviour.load("1.1.0").facts["llmapi_cumulative_logprob_value"]

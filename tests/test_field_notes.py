@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from registry import tracks
 from specdec_guide import field_notes
 from specdec_guide.diagnostics import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-TRACKS = [str(t["id"]) for t in yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())["tracks"]]
+TRACKS = tracks()
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,11 @@ import pytest
 import yaml
 
 from site_build import ROOT
-from specdec_guide import behaviour
-from specdec_guide import methods as methods_registry
+from specdec_guide.releases import behaviour
+from specdec_guide.releases import methods as methods_registry
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 METHOD_NOTEBOOKS = sorted(ROOT / m.teaches for m in methods_registry.load() if m.teaches.startswith("notebooks/"))
 REG = Registry()

@@ -87,7 +87,7 @@ def _offered(entry_targets):
 
 
 def _map_counterparts():
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     registry = Registry()
     rows, _ = migration.load(ROOT)
@@ -225,7 +225,7 @@ def _request_body(name: str) -> tuple[str, dict]:
 def test_the_two_requests_side_by_side_agree_with_the_map():
     """The page's before/after request: every key of each is an input of its model, and each legacy
     key became the llmapi input the map names (or was dropped where the map says there is none)."""
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     old_model, old = _request_body("request_legacy.sh")
     new_model, new = _request_body("request_llmapi.sh")
@@ -311,16 +311,14 @@ def test_the_checkpoints_the_scripts_read_are_downloaded_to_a_mounted_folder():
 def test_the_two_servers_run_in_two_containers_with_their_own_ports_and_gpus():
     """The launcher refuses a second tritonserver without --force and listens on its default ports, so
     side by side means one container each, the same image (the legacy track's), other host ports."""
-    import yaml
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     runs = [w for w in _commands("containers.sh") if w[:2] == ["docker", "run"]]
     assert len(runs) == 2
     launcher = Registry().resolve(migration.LEGACY_TRACK).triton["launch_triton_server"]
     assert "--force" in launcher["flags"] and "unless --force" in launcher["behaviour"]
     inside = {launcher["defaults"][k] for k in ("http_port", "grpc_port", "metrics_port")}
-    tracks = yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())["tracks"]
-    image = next(t["container"] for t in tracks if t["id"] == migration.LEGACY_TRACK)
+    image = Registry().resolve(migration.LEGACY_TRACK).container
     host_ports, gpus = [], []
     for words in runs:
         assert image in words

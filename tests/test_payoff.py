@@ -145,7 +145,7 @@ def test_the_calculator_pages_command_prints_its_stored_output_exactly(capsys):
 
 
 def test_a_bad_cost_block_in_the_methods_registry_is_named(tmp_path):
-    from specdec_guide import methods
+    from specdec_guide.releases import methods
 
     text = (ROOT / "src/specdec_guide/schemas/methods.yaml").read_text()
     bad = tmp_path / "methods.yaml"

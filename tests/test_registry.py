@@ -14,7 +14,7 @@ import jupytext
 import pytest
 import yaml
 
-from specdec_guide import methods as methods_registry
+from specdec_guide.releases import methods as methods_registry
 from specdec_guide import migration, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from registry import registry
 from site_build import ROOT
-from specdec_guide import behaviour
+from specdec_guide.releases import behaviour
 
 LABEL = "cpu_behaviour"  # what a labelled output names: the setting that made it
 COUNTERS = ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")
@@ -34,8 +35,8 @@ _COUNTER_COLUMNS = ("drafted", "accepted")
 
 
 def _tracks() -> tuple[list[str], str]:
-    data = yaml.safe_load((ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text())
-    return [t["id"] for t in data["tracks"]], data["default"]
+    reg = registry()
+    return [t.id for t in reg.tracks], reg.resolve(None).id
 
 
 def tracks_named(text: str) -> list[str]:

@@ -19,7 +19,8 @@ import urllib.request
 
 import pytest
 
-from specdec_guide import behaviour, templates
+from specdec_guide import templates
+from specdec_guide.releases import behaviour
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import fact_or_lead
 from specdec_guide.triton import TritonServer

@@ -25,7 +25,8 @@ from prefetch import ahead
 from processes import descendants
 from stand_in import NO_POLICY, POLICY, SYNC
 
-from specdec_guide import behaviour, templates
+from specdec_guide import templates
+from specdec_guide.releases import behaviour
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, free_ports
 from registry import methods

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.validate.runner import validate_paths
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import pytest
 
 from specdec_guide.validate import llm_yaml
 from specdec_guide.validate.runner import validate_paths
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
 REG = Registry(FIX / "schemas")

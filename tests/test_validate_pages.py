@@ -4,7 +4,7 @@ from pathlib import Path
 
 from specdec_guide.validate import pages
 from specdec_guide.validate.runner import validate_paths
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
 REG = Registry(FIX / "schemas")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.validate.runner import validate_paths
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
 

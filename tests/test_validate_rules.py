@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.validate import llm_yaml, python_ast
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 from registry import registry, tracks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validate"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specdec_guide.site.version_tables import MARKER, decoding_rows, expand, markdown
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 

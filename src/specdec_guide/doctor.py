@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specdec_guide import methods as _methods
+from specdec_guide.releases import methods as _methods
 from specdec_guide.diagnostics import UserError
 
 #: Where the EAGLE-3 head rules come from. Read 2026-11-30; the stored copy is a later main-branch

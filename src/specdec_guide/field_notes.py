@@ -63,7 +63,7 @@ class Note:
 
 def _track_ids() -> tuple[str, ...]:
     """The pinned tracks, from the one registry of them (``schemas/tracks.yaml``)."""
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     return tuple(t.id for t in Registry().tracks)
 

@@ -37,7 +37,7 @@ import yaml
 
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import llm_yaml, shell
-from specdec_guide.validate.schema import Registry
+from specdec_guide.releases.tracks import Registry
 
 MAP_PATH = "snippets/migration/map.yaml"
 # The legacy side is checked against the engine-workflow records of the Triton 25.12 container (1.1.0);

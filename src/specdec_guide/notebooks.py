@@ -58,7 +58,7 @@ def track_meta(meta: dict, where: str = "notebook") -> dict:
     name = meta.get("track")
     if not name:
         return dict(meta)
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     registry = Registry(Path(__file__).resolve().parent / "schemas")
     track = registry.find(str(name))

@@ -246,7 +246,7 @@ class Form:
 
 def forms() -> tuple[Form, ...]:
     """Every form of every speculative method in methods.yaml (its ``cost`` block), in order."""
-    from specdec_guide import methods
+    from specdec_guide.releases import methods
 
     out = []
     for m in methods.load():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from specdec_guide.diagnostics import UserError
 
-from specdec_guide import methods as _methods
+from specdec_guide.releases import methods as _methods
 
 # The methods and what each needs or refuses come from the methods registry (schemas/methods.yaml).
 _REGISTRY = _methods.load()
@@ -121,7 +121,7 @@ def _check_draft_hub_id(draft_model: str) -> None:
 
     Driven by the release's behaviour record (fact hub_id_as_speculative_model), not by a version test.
     """
-    from specdec_guide import behaviour
+    from specdec_guide.releases import behaviour
     from specdec_guide.validate.behaviour_rules import looks_like_hub_id
 
     if Path(draft_model).expanduser().exists() or not looks_like_hub_id(draft_model):

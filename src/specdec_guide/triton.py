@@ -53,7 +53,7 @@ STOP_GRACE_S = 10.0
 
 def launcher_disables_auto_complete(track: str | None = None) -> bool:
     """The behaviour fact ``launcher_disables_auto_complete`` (true where the record has none yet)."""
-    from specdec_guide import behaviour
+    from specdec_guide.releases import behaviour
 
     return bool(behaviour.load(track).value("launcher_disables_auto_complete", True))
 

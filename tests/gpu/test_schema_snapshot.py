@@ -33,7 +33,7 @@ def _regen_module():
 def test_recorded_snapshot_matches_installed_release():
     import tensorrt_llm
 
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     version = str(tensorrt_llm.__version__)
     registry = Registry()

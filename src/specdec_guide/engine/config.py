@@ -34,7 +34,7 @@ from typing import Any
 import yaml
 
 from specdec_guide.diagnostics import Diagnostic
-from specdec_guide import methods as _methods
+from specdec_guide.releases import methods as _methods
 
 # Departures from the release the stand-in makes only when model.yaml asks for them
 # (triton_config.cpu_behaviour), to show what a later release or TensorRT-LLM's own runtime does.
@@ -98,7 +98,7 @@ def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
     """(value, confidence) of a fact in the track's behaviour record; while the record lacks it,
     its :data:`RELEASE_FALLBACKS` lead with :data:`FALLBACK_CONFIDENCE`, else (None, None).
     An empty track (an EngineConfig built in code, not read from a model.yaml) is the default track."""
-    from specdec_guide import behaviour
+    from specdec_guide.releases import behaviour
 
     return fact_or_lead(behaviour.load(track or None), fact_id)
 
@@ -248,7 +248,7 @@ def _positive_int(doc: _Doc, value: Any, *keys: str, hint: str = "") -> int:
 def track_of(doc: _Doc) -> str:
     """The track id the file names (``# specdec-guide: trtllm=...``), else the default track's."""
     from specdec_guide.validate.kinds import declared_track
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     registry = Registry()
     name = declared_track(doc.text)
@@ -265,7 +265,7 @@ def track_of(doc: _Doc) -> str:
 def _schema_check(doc: _Doc, text: str, track: str) -> None:
     """The shared checks of the file's own track; the first finding becomes the ConfigError."""
     from specdec_guide.validate import llm_yaml
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     registry = Registry()
     findings = llm_yaml.check(text, registry.resolve(track), registry, model_yaml=True, cpu_engine=True)

@@ -129,7 +129,7 @@ def load(track: str | None = None) -> Behaviour:
     Parsed once per set of files: the stand-in asks for several facts while a model loads, and
     the validator for one per file. A file that changes on disk (name, mtime, size) is read again.
     """
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     resolved = Registry().resolve(track)
     folder = resolved.folder / "behaviour"

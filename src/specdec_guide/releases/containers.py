@@ -7,8 +7,8 @@ has (``matrix_tensorrt_llm``; a ``matrix_note`` where the two differ, and "Cover
 matrix); the rendered table is the snippet ``snippets/versions/container_map.md``, which the page
 includes and ``tests/test_container_map.py`` keeps equal to this render.
 
-    python -m specdec_guide.container_map          # print the table
-    python -m specdec_guide.container_map --write  # refresh the snippet
+    python -m specdec_guide.releases.containers          # print the table
+    python -m specdec_guide.releases.containers --write  # refresh the snippet
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import yaml
 
 from specdec_guide.diagnostics import UserError, load_data_yaml
 
-DATA = Path(__file__).resolve().parent / "schemas" / "containers.yaml"
+DATA = Path(__file__).resolve().parent.parent / "schemas" / "containers.yaml"
 SNIPPET = Path("snippets/versions/container_map.md")
 REPO = "triton-inference-server/tensorrtllm_backend"
 DOCKERFILE = "dockerfile/Dockerfile.triton.trt_llm_backend"
@@ -67,7 +67,7 @@ def track_of(version: str, tracks: dict[str, str]) -> str:
 
 def _tracks() -> dict[str, str]:
     """TensorRT-LLM version -> track id, from the track registry (tracks.yaml beside the map)."""
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     return {track.trtllm_version: track.id for track in Registry(DATA.parent).tracks}
 

@@ -1,9 +1,9 @@
 """The methods registry: ``schemas/methods.yaml``, the one list of the methods this guide teaches.
 
-Everything that lists methods reads it from here: ``repo render --method`` (:mod:`.templates`), the
-CPU engine's runnable ``decoding_type`` list (:mod:`.engine.config`), ``doctor``, the versions page
+Everything that lists methods reads it from here: ``repo render --method`` (:mod:`specdec_guide.templates`), the
+CPU engine's runnable ``decoding_type`` list (:mod:`specdec_guide.engine.config`), ``doctor``, the versions page
 and the tests. The tracks have their own registry, ``schemas/tracks.yaml``
-(:class:`specdec_guide.validate.schema.Registry`). Only PyYAML is imported: the CLI loads this on
+(:class:`specdec_guide.releases.tracks.Registry`). Only PyYAML is imported: the CLI loads this on
 every start.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from specdec_guide.diagnostics import UserError, load_yaml_file
 
-METHODS_PATH = Path(__file__).resolve().parent / "schemas" / "methods.yaml"
+METHODS_PATH = Path(__file__).resolve().parent.parent / "schemas" / "methods.yaml"
 NEEDS = (None, "draft_model", "drafter")
 
 

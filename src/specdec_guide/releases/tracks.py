@@ -133,7 +133,7 @@ class Track:
     def behaviour(self):
         """The track's behaviour record (``behaviour/*.yaml``): what the release does, by fact id."""
         if "behaviour" not in self._parts:
-            from specdec_guide.behaviour import load_folder
+            from specdec_guide.releases.behaviour import load_folder
 
             self._parts["behaviour"] = load_folder(self.folder / "behaviour", self.id)
         return self._parts["behaviour"]

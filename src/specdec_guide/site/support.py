@@ -132,7 +132,7 @@ def track_markdown(track: str) -> str:
 
 def markdown() -> str:
     """One content tab per pinned track."""
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     out = []
     for t in Registry().tracks:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 
 MARKER = "<!-- specdec-guide: llm-api-tables -->"
 TRACKS_MARKER = "<!-- specdec-guide: tracks-table -->"

@@ -3,7 +3,7 @@
 The key snapshot says that ``speculative_model_dir`` is a string; the behaviour record says whether
 the release downloads a Hugging Face hub id given there (fact ``hub_id_as_speculative_model``) or
 reads it as a local folder only. Every rule here reads its fact by id from the track's record
-(:attr:`~specdec_guide.validate.schema.Track.behaviour`), so a new track needs new facts, not new
+(:attr:`~specdec_guide.releases.tracks.Track.behaviour`), so a new track needs new facts, not new
 code. The same function serves a model.yaml key, an ``LLM(...)`` keyword and a
 ``*DecodingConfig(...)`` keyword, because all of them reach :class:`~fields.FieldChecker`.
 """

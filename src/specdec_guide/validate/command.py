@@ -43,7 +43,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from specdec_guide.validate.runner import validate_paths
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     registry = Registry(args.schemas) if getattr(args, "schemas", None) else Registry()
     report = validate_paths(args.paths or None, trtllm=args.trtllm, registry=registry,

@@ -11,7 +11,7 @@ import difflib
 
 from specdec_guide.validate.behaviour_rules import hub_id_findings
 from specdec_guide.validate.rules import class_rules, field_rules
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 from specdec_guide.validate.typegrammar import describe, parse_type
 from specdec_guide.validate.values import PVal
 

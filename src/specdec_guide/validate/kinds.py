@@ -32,7 +32,7 @@ LLM_YAML_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*llm-api-yaml\b", re.M)
 CPU_ENGINE_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*engine\s*=\s*cpu\b", re.M)
 _LLM_YAML_NAME = re.compile(r"(llm[_-]api|extra[_-]llm[_-]api[_-]options)", re.I)
 # Files that describe the snippets rather than being snippets.
-NOT_SNIPPETS = {"VERIFIED_BY.yaml", "README.md", ".gitkeep", ".gitignore"}
+NOT_SNIPPETS = {"VERIFIED_BY.yaml", "PER_TRACK.yaml", "README.md", ".gitkeep", ".gitignore"}
 
 
 def find_repo_root(start: Path | None = None) -> Path:
@@ -93,7 +93,7 @@ def llm_yaml_by_name(name: str) -> bool:
 
 @lru_cache(maxsize=4)
 def _llm_api_keys(schema_dir: str) -> frozenset:
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     keys: set[str] = set()
     try:
@@ -114,7 +114,7 @@ def _llm_api_keys(schema_dir: str) -> frozenset:
 
 def llm_api_keys(registry=None) -> frozenset:
     """Top-level LLM-API field names over every recorded track (for recognising YAML by content)."""
-    from specdec_guide.validate.schema import default_schema_dir
+    from specdec_guide.releases.tracks import default_schema_dir
 
     folder = registry.schema_dir if registry is not None else default_schema_dir()
     return _llm_api_keys(str(Path(folder).resolve()))

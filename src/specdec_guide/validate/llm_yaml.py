@@ -19,7 +19,7 @@ import yaml
 
 from specdec_guide.validate.fields import FieldChecker
 from specdec_guide.validate.kinds import CPU_ENGINE_MARKER
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 from specdec_guide.validate.typegrammar import parse_type
 from specdec_guide.validate.values import PVal, from_yaml
 

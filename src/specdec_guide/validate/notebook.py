@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import kinds, llm_yaml, pbtxt, python_ast, shell
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 
 UNCHECKED_RE = re.compile(r"^\s*#\s*specdec-guide:\s*unchecked\s*:?(.*)$")
 _CELL_MAGIC = re.compile(r"^%%(\w+)\s*(.*)$")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 
 PLACEHOLDER_RE = re.compile(r"\$\{(\w+)\}")
 _TOKEN_RE = re.compile(r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[\w.+\-]+|[{}\[\]:,;<>]')

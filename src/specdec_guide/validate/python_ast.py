@@ -18,7 +18,7 @@ import re
 
 from specdec_guide.validate.behaviour_rules import counter_assert_findings
 from specdec_guide.validate.fields import FieldChecker
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 from specdec_guide.validate.values import PVal, from_ast
 
 ROOT = "tensorrt_llm"

@@ -16,7 +16,7 @@ from typing import Callable
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import kinds, walk
 from specdec_guide.validate.notes import is_note
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 
 
 #: The start of the finding for a checker that raised: a bug in this package, never the reader's fault

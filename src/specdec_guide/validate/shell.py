@@ -71,7 +71,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from specdec_guide.validate.notes import Note, is_note, note
-from specdec_guide.validate.schema import Registry, Track
+from specdec_guide.releases.tracks import Registry, Track
 
 # TRT-LLM / Triton programs the guide may show; any of them missing from a track is an error.
 BUILTIN_CLIS = ("trtllm-serve", "trtllm-bench", "trtllm-build", "trtllm-eval", "trtllm-llmapi-launch",

@@ -110,7 +110,7 @@ class Verifier:
     """Answers "how is this file verified?", caching one validator run per file."""
 
     def __init__(self, root: Path, registry=None, trtllm: str | None = None):
-        from specdec_guide.validate.schema import Registry
+        from specdec_guide.releases.tracks import Registry
 
         self.root = root
         self.registry = registry or Registry()
