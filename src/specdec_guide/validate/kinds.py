@@ -93,7 +93,7 @@ def llm_yaml_by_name(name: str) -> bool:
 
 @lru_cache(maxsize=4)
 def _llm_api_keys(schema_dir: str) -> frozenset:
-    from specdec_guide.validate.schema import Registry
+    from specdec_guide.releases.tracks import Registry
 
     keys: set[str] = set()
     try:
@@ -114,7 +114,7 @@ def _llm_api_keys(schema_dir: str) -> frozenset:
 
 def llm_api_keys(registry=None) -> frozenset:
     """Top-level LLM-API field names over every recorded track (for recognising YAML by content)."""
-    from specdec_guide.validate.schema import default_schema_dir
+    from specdec_guide.releases.tracks import default_schema_dir
 
     folder = registry.schema_dir if registry is not None else default_schema_dir()
     return _llm_api_keys(str(Path(folder).resolve()))
