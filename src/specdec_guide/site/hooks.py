@@ -54,16 +54,53 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    from specdec_guide import field_notes, migration
-    from specdec_guide.site import calculator, support
-    from specdec_guide.site.version_tables import expand
+    from mkdocs.exceptions import PluginError
 
-    markdown = support.expand(field_notes.expand(calculator.expand(expand(markdown))))
-    if migration.TABLE_MARKER not in markdown and migration.INPUTS_MARKER not in markdown:
-        return markdown
+    from specdec_guide.diagnostics import UserError
+
+    src = page.file.abs_src_path
+    if src and not src.endswith(".md"):
+        return markdown  # a notebook page: its cells are checked by the validator, not expanded
     root = Path(config["config_file_path"]).parent
-    markdown = markdown.replace(migration.TABLE_MARKER, migration.markdown_table(root))
-    return markdown.replace(migration.INPUTS_MARKER, migration.markdown_inputs(root))
+    shown = f"{Path(config['docs_dir']).name}/{page.file.src_uri}"
+    try:
+        return expand_markers(markdown, shown, root)
+    except UserError as err:
+        raise PluginError(str(err)) from None
+
+
+def expand_markers(markdown: str, page: str = "page", root: Path | None = None, registry=None) -> str:
+    """The page with each page marker (:data:`specdec_guide.markers.MARKERS` with a ``render``)
+    replaced by what its renderer writes, indented as the marker is. A marker line that is unknown
+    or not written as its syntax raises :class:`UserError` ``page:line:col: ...`` (one line each),
+    so the build fails on it instead of leaving an HTML comment where content should be."""
+    from specdec_guide import markers
+    from specdec_guide.diagnostics import UserError
+
+    problems = markers.problems(markdown, "page")
+    if problems:
+        raise UserError("\n".join(f"{page}:{p.line}:{p.col}: {p.message}" for p in problems))
+    out, last = [], 0
+    for found in markers.page_markers(markdown):
+        text = _render(markers.MARKERS[found.name].render, found.args, root, registry)
+        if found.indent:
+            text = "\n".join(found.indent + ln if ln.strip() else "" for ln in text.splitlines())
+        out += [markdown[last:found.start], text]
+        last = found.end
+    return "".join(out) + markdown[last:]
+
+
+def _render(target: str, args: dict, root: Path | None, registry) -> str:
+    """Call a marker's renderer (``module:function``) with the marker's arguments, and the
+    repository root and registry where its signature takes them."""
+    import importlib
+    import inspect
+
+    module, name = target.split(":")
+    fn = getattr(importlib.import_module(module), name)
+    params = inspect.signature(fn).parameters
+    extra = {k: v for k, v in (("root", root), ("registry", registry)) if k in params and v is not None}
+    return fn(**args, **extra)
 
 
 def _banner(meta: dict) -> str:
