@@ -1,7 +1,9 @@
 """Every track of schemas/tracks.yaml and every method of schemas/methods.yaml has what the guide needs.
 
 A track: its snapshot, its snippets, its per-track fixtures, its GPU workflow entry, its migration
-column and its tab on every per-track block of every page (the quick start's, the versions page's). A method: its template, its snippet on every track, the
+column, its verdict in every field note and its tab on every per-track block of every page (the quick
+start's, the versions page's); the checks are tests/registry_checks.py's, which tests/test_add_track.py
+also runs on a copy with a scaffolded track. A method: its template, its snippet on every track, the
 page or notebook that teaches it, a decoding_type every track's snapshot accepts, and its CPU-engine
 flag honoured by the CPU engine and by ``repo render``. How to add either: docs/contributors.md.
 """
@@ -20,22 +22,14 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config
 from specdec_guide.site import version_tables
 from registry import SCHEMA_DIR, methods, registry, tracks
+import registry_checks as checks
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "validate"
-#: Fixture folders with one subfolder per track: "same" = every track holds the same files (the same
-#: shapes checked against each release), "own" = each track has its own non-empty set (its own rules).
-PER_TRACK_FIXTURES = {"precision": "same", "upstream_shapes": "same", "rules": "own"}
-#: Fixture folders named by track that are not per-track: the small fixture snapshot the tests point
-#: SPECDEC_GUIDE_SCHEMA_DIR at (one track is enough to test the loader).
-NOT_PER_TRACK = {"schemas"}
 VERSIONS_PAGE = ROOT / "docs" / "speculative_decoding" / "versions.md"
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
-GPU_WORKFLOW = ROOT / ".github" / "workflows" / "gpu.yml"
-
-
-def _files(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+#: This checkout, as the checks of tests/registry_checks.py read a repository (the same functions run
+#: on a throw-away copy with a scaffolded track in tests/test_add_track.py).
+REPO = checks.load(ROOT)
 
 
 def _spec(path: Path) -> dict:
@@ -45,63 +39,41 @@ def _spec(path: Path) -> dict:
 
 # ---- tracks ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("track", tracks())
-def test_track_has_its_snapshot(track):
-    t = registry().resolve(track)
-    for part in ("llm_api", "cli", "triton"):
-        assert t.has_part(part), f"{t.folder}/{part}.yaml is missing"
-    assert (t.folder / "behaviour").is_dir(), f"{t.folder}/behaviour/ is missing"
-    assert t.container and t.trtllm_version and t.triton_version, f"{track}: tracks.yaml entry is incomplete"
-    assert t.docs_pages.get("commit") and t.docs_pages.get("built_from"), \
-        f"{track}: tracks.yaml needs docs_pages (scripts/regen_cli_schema.py reads the release pages there)"
+def test_track_has_its_entry_and_snapshot(track):
+    """tracks.yaml's fields, and llm_api/cli/triton/support.yaml and behaviour/ (the same areas as the
+    first track) in schemas/<track>/."""
+    problems = checks.entry(REPO, track) + checks.snapshot(REPO, track)
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("track", tracks())
 def test_track_has_a_snippet_for_every_method_and_every_tab_of_the_pages(track):
-    """The method snippets, and every file a page's track-tabs marker names (the quick start's steps,
-    the versions page's blocks): a track without one would silently lose its tab."""
-    wanted = {f"llm_api/{track}/{m.snippet}" for m in methods_registry.load() if m.snippet}
-    for page in PAGES:
-        wanted |= {path.replace("{track}", track) for path in version_tables.marker_paths(page.read_text(encoding="utf-8"))}
-    assert any(w.startswith("quickstart/") for w in wanted)  # the markers were read
-    missing = sorted(w for w in wanted if not (ROOT / "snippets" / w).is_file())
-    assert not missing, f"track {track}: snippets/ lacks {missing}"
-
-
-@pytest.mark.parametrize("track", tracks())
-def test_method_snippets_use_the_track_spelling(track):
-    for m in methods_registry.load():
-        if m.snippet:
-            path = ROOT / "snippets" / "llm_api" / track / m.snippet
-            assert _spec(path).get("decoding_type") == m.spelling(track), f"{path}: not {m.spelling(track)}"
+    """The method snippets (each spelling its decoding_type as the track does), every file a page's
+    track-tabs marker names (the quick start's steps, the versions page's blocks) and every file
+    written from snippets/PER_TRACK.yaml: a track without one would silently lose its tab."""
+    assert any(w.startswith("quickstart/") for w in checks.wanted_snippets(REPO, track))  # the markers were read
+    problems = checks.snippets(REPO, track)
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("track", tracks())
 def test_track_has_its_per_track_fixtures(track):
-    for name, kind in PER_TRACK_FIXTURES.items():
-        folder = FIXTURES / name / track
-        assert folder.is_dir() and _files(folder), f"{folder} is missing (every track has one)"
-        if kind == "same":
-            first = FIXTURES / name / tracks()[0]
-            assert _files(folder) == _files(first), f"{folder} and {first} hold different files"
+    """precision/ and upstream_shapes/ hold the first track's files; rules/ its own, each with its twin."""
+    problems = checks.fixtures(REPO, track)
+    assert not problems, problems
 
 
-def test_every_fixture_folder_named_by_track_is_known():
-    """A new fixture folder with per-track subfolders is listed above, so a new track must fill it."""
-    ids = set(tracks())
-    seen = {p.parent.relative_to(FIXTURES).parts[0] for p in FIXTURES.rglob("*") if p.is_dir() and p.name in ids}
-    assert seen - NOT_PER_TRACK <= set(PER_TRACK_FIXTURES), sorted(seen - NOT_PER_TRACK - set(PER_TRACK_FIXTURES))
+def test_nothing_is_named_for_a_track_the_registry_lacks():
+    """Snapshot, snippet and fixture folders and migration columns: a track removed or renamed in one
+    place only; and a new fixture folder with per-track subfolders is listed in PER_TRACK_FIXTURES."""
+    problems = checks.orphans(REPO)
+    assert not problems, problems
 
 
 def test_gpu_workflow_runs_every_track_container():
     """The GPU workflow's matrix (a workflow cannot read tracks.yaml) has one entry per track."""
-    doc = yaml.safe_load(GPU_WORKFLOW.read_text(encoding="utf-8"))
-    include = doc["jobs"]["run"]["strategy"]["matrix"]["include"]
-    images = [e["image"] for e in include]
-    assert sorted(images) == sorted(t.container for t in registry().tracks), \
-        f"{GPU_WORKFLOW.relative_to(ROOT)}: the matrix images {images} are not the tracks' containers"
-    for e in include:
-        tag = e["image"].rsplit(":", 1)[1].split("-", 1)[0]
-        assert e["name"] == f"triton-{tag}", f"matrix entry {e}: name it triton-{tag}"
+    problems = checks.gpu_workflow(REPO)
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("track", tracks())
@@ -109,10 +81,14 @@ def test_migration_map_has_a_column_per_track(track):
     assert track in migration.TRACKS and track in migration.TAB_LABELS
     rows, problems = migration.load(ROOT)
     assert not problems and rows
-    for row in rows:
-        assert isinstance(row.tracks.get(track), dict), f"{migration.MAP_PATH}:{row.line}: no entry for {track}"
-        unknown = set(row.tracks) - set(tracks())
-        assert not unknown, f"{migration.MAP_PATH}:{row.line}: columns for unknown tracks {sorted(unknown)}"
+    problems = checks.migration_column(REPO, track)
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("track", tracks())
+def test_every_field_note_says_what_happens_on_the_track(track):
+    problems = checks.field_notes(REPO, track)
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT / "docs")))
@@ -175,6 +151,13 @@ def test_a_gpu_notebook_header_names_only_its_track(path):
 
 
 # ---- methods -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", methods())
+def test_method_has_its_files(method):
+    """Its template, its snippet on every track it exists on, its page, its spelling in every snapshot."""
+    problems = checks.method_files(REPO, method)
+    assert not problems, problems
+
+
 @pytest.mark.parametrize("method", methods())
 def test_method_has_its_template(method):
     m = methods_registry.get(method)
