@@ -14,7 +14,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv aiperf serve build test test-gpu notebooks outputs lock aiperf-lock clean
+.PHONY: venv aiperf serve build test test-gpu mutation notebooks outputs lock aiperf-lock clean
 
 # Re-install only when the dependency pins change.
 $(STAMP): pyproject.toml constraints.txt
@@ -51,6 +51,12 @@ build: venv  ## build the static site into site/
 
 test: venv aiperf  ## the CPU tier: site, notebooks, validators, real tritonserver
 	$(BIN)/python -m pytest
+
+# Not part of `make test`: mutmut mutates each core module and runs its own unit tests against every
+# mutant (one worker, niced: minutes per module). scripts/mutation.py maps modules to tests, prints
+# killed/survived/equivalent and the score per module, and fails under 90%.
+mutation: venv  ## mutation run of the core modules against their unit tests (MODULES="ngram ..." for some)
+	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)
 
 # The GPU tier runs in the TensorRT-LLM / Triton container's own Python (its torch and
 # tensorrt_llm must stay as shipped), not in .venv: it checks the machine first, then installs
