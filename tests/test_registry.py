@@ -21,6 +21,7 @@ from specdec_guide import migration, templates
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config
 from specdec_guide.site import version_tables
+from specdec_guide.site.hooks import expand_markers
 from registry import SCHEMA_DIR, methods, registry, tracks
 import registry_checks as checks
 
@@ -104,15 +105,15 @@ def test_no_page_types_a_per_track_tab(page):
 def test_versions_page_tabs_and_table_are_the_registry():
     page = VERSIONS_PAGE.read_text(encoding="utf-8")
     assert version_tables.TRACKS_MARKER in page
-    markers = list(version_tables.TABS_RE.finditer(page))
-    assert len(markers) >= 5
-    text = version_tables.expand(page, registry(), ROOT)
+    paths = version_tables.marker_paths(page)
+    assert len(paths) >= 5
+    text = expand_markers(page, "versions.md", ROOT, registry())
     for t in registry().tracks:
-        assert text.count(f'=== "{t.tab_label}"') == len(markers), t.id
+        assert text.count(f'=== "{t.tab_label}"') == len(paths), t.id
         assert f"| {t.id} | {t.trtllm_version} | `{t.container}`" in text or \
             f"| {t.id} (newest stable) | {t.trtllm_version} | `{t.container}`" in text, t.id
-    for m in markers:
-        assert f'snippets/{m["path"].replace("{track}", tracks()[0])}' in text
+    for path in paths:
+        assert f'snippets/{path.replace("{track}", tracks()[0])}' in text
 
 
 def test_track_tabs_show_each_track_that_has_the_file(tmp_path):
@@ -130,8 +131,8 @@ def test_track_tabs_show_each_track_that_has_the_file(tmp_path):
     assert [ln for ln in text.splitlines() if ln.startswith("=== ")] == \
         [f'=== "{t.tab_label}"' for t in registry().tracks]
     # Indented (inside another tab): every line of the tabs moves with the marker.
-    nested = version_tables.expand("=== \"A\"\n\n    <!-- specdec-guide: track-tabs yaml llm_api/{track}/x.yaml -->\n",
-                                   registry(), tmp_path)
+    nested = expand_markers("=== \"A\"\n\n    <!-- specdec-guide: track-tabs yaml llm_api/{track}/x.yaml -->\n",
+                            "page.md", tmp_path, registry())
     assert [ln for ln in nested.splitlines() if "=== " in ln][1:] == [f'    === "{t.tab_label}"' for t in registry().tracks]
     assert all(ln.startswith("        ") for ln in nested.splitlines() if "--8<--" in ln or "```" in ln)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specdec_guide.site.version_tables import MARKER, decoding_rows, expand, markdown
+from specdec_guide.site.hooks import expand_markers
+from specdec_guide.site.version_tables import MARKER, decoding_rows, markdown
 from specdec_guide.releases.tracks import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,7 @@ def test_tables_follow_the_snapshots():
     assert rows["`DraftTarget`"] == ["accepted: `DraftTargetDecodingConfig`"] * 2
     assert all(cell.startswith("**refused**") for cell in rows["`Eagle3`"])
     assert rows["`SaveState`"][0].startswith("**refused**") and rows["`SaveState`"][1].startswith("accepted")
-    text = expand(f"before\n{MARKER}\nafter\n", registry)
+    text = expand_markers(f"before\n{MARKER}\nafter\n", "page.md", ROOT, registry)
     assert MARKER not in text and "`speculative_model` (alias `speculative_model_dir`)" in text
     text = markdown(registry)
     assert text.count("gh-pages `") == 2

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from specdec_guide import markers
 from specdec_guide.diagnostics import UserError, load_yaml_file
 
 NOTES_DIR = Path(__file__).resolve().parent / "schemas" / "field_notes"
-MARKER = "<!-- specdec-guide: field-notes -->"
+MARKER = markers.html_marker("field-notes")  # the page marker :func:`markdown` replaces
 PAGE = "speculative_decoding/field_notes.md"
 NO_FIX = "no fix known"
 # The symptom vocabulary, in the order the index lists it, with the index's wording.
@@ -220,7 +221,3 @@ def markdown(notes: tuple[Note, ...] | None = None) -> str:
         out.append("*Sources:* " + "; ".join(_source(s) for s in n.sources) + ".")
         out.append("")
     return "\n".join(out)
-
-
-def expand(page_markdown: str) -> str:
-    return page_markdown.replace(MARKER, markdown()) if MARKER in page_markdown else page_markdown

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import yaml
 
+from specdec_guide import markers
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import llm_yaml, shell
 from specdec_guide.releases.tracks import Registry
@@ -47,8 +48,9 @@ LEGACY_TRACK = "1.1.0"
 #: map.yaml is written for the pinned tracks), in its order.
 _TRACK_REGISTRY = Registry(Path(__file__).resolve().parent / "schemas")
 TRACKS = tuple(t.id for t in _TRACK_REGISTRY.tracks)
-TABLE_MARKER = "<!-- specdec-guide: migration-table -->"
-INPUTS_MARKER = "<!-- specdec-guide: migration-request-inputs -->"
+#: The page markers :func:`markdown_table` and :func:`markdown_inputs` replace (specdec_guide.markers).
+TABLE_MARKER = markers.html_marker("migration-table")
+INPUTS_MARKER = markers.html_marker("migration-request-inputs")
 #: The legacy request models whose inputs a client sends (their config.pbtxt inputs are recorded in
 #: the legacy track's triton.yaml under legacy_inflight_batcher_llm.models.<name>.request_inputs).
 REQUEST_MODELS = ("ensemble", "tensorrt_llm_bls")

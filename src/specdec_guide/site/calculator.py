@@ -1,9 +1,11 @@
 """The calculator page's data and its table of published figures, written in at site build time.
 
-- :data:`DATA_MARKER` becomes a ``<script type="application/json">`` holding :func:`data`: the cost
+Its markers (:mod:`specdec_guide.markers`):
+
+- ``calculator-data`` becomes :func:`data_script`, a ``<script type="application/json">`` holding :func:`data`: the cost
   model's inputs from :func:`specdec_guide.payoff.calculator_data`, the examples and the published
   figures (docs/assets/calculator.js reads it);
-- :data:`FIGURES_MARKER` becomes :func:`figures_table`, every row of
+- ``published-figures`` becomes :func:`figures_table`, every row of
   ``schemas/upstream_batch_figures.yaml`` with its conditions and source.
 """
 
@@ -17,8 +19,6 @@ from pathlib import Path
 from specdec_guide import payoff
 from specdec_guide.diagnostics import UserError, load_yaml_file
 
-DATA_MARKER = "<!-- specdec-guide: calculator-data -->"
-FIGURES_MARKER = "<!-- specdec-guide: published-figures -->"
 FIGURES_PATH = Path(__file__).resolve().parents[1] / "schemas" / "upstream_batch_figures.yaml"
 ESTIMATE_OUT = payoff.ROOT / "snippets" / "tools" / "output" / "estimate.out"
 METRICS = {"speedup": "speed-up", "acceptance_length": "acceptance length", "acceptance_rate": "acceptance rate",
@@ -137,11 +137,3 @@ def figures_table() -> str:
                  f"[{src.get('publisher') or 'source'}{', ' + str(src['date']) if src.get('date') else ''}]({src['url']})"]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     return "\n".join(lines)
-
-
-def expand(page_markdown: str) -> str:
-    if DATA_MARKER in page_markdown:
-        page_markdown = page_markdown.replace(DATA_MARKER, data_script())
-    if FIGURES_MARKER in page_markdown:
-        page_markdown = page_markdown.replace(FIGURES_MARKER, figures_table())
-    return page_markdown

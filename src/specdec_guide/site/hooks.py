@@ -81,8 +81,9 @@ def expand_markers(markdown: str, page: str = "page", root: Path | None = None, 
     if problems:
         raise UserError("\n".join(f"{page}:{p.line}:{p.col}: {p.message}" for p in problems))
     out, last = [], 0
+    context = {"root": root, "registry": registry}
     for found in markers.page_markers(markdown):
-        text = _render(markers.MARKERS[found.name].render, found.args, root, registry)
+        text = _render(markers.MARKERS[found.name].render, found.args, context)
         if found.indent:
             text = "\n".join(found.indent + ln if ln.strip() else "" for ln in text.splitlines())
         out += [markdown[last:found.start], text]
@@ -90,16 +91,20 @@ def expand_markers(markdown: str, page: str = "page", root: Path | None = None, 
     return "".join(out) + markdown[last:]
 
 
-def _render(target: str, args: dict, root: Path | None, registry) -> str:
+def _render(target: str, args: dict, context: dict) -> str:
     """Call a marker's renderer (``module:function``) with the marker's arguments, and the
-    repository root and registry where its signature takes them."""
+    repository root and the track registry where its signature takes them (one registry a page)."""
     import importlib
     import inspect
 
     module, name = target.split(":")
     fn = getattr(importlib.import_module(module), name)
     params = inspect.signature(fn).parameters
-    extra = {k: v for k, v in (("root", root), ("registry", registry)) if k in params and v is not None}
+    if "registry" in params and context["registry"] is None:
+        from specdec_guide.releases.tracks import Registry
+
+        context["registry"] = Registry()
+    extra = {k: context[k] for k in ("root", "registry") if k in params and context[k] is not None}
     return fn(**args, **extra)
 
 

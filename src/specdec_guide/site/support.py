@@ -1,6 +1,6 @@
 """The support matrices page: what works with what on each pinned release (``schemas/<track>/support.yaml``).
 
-:data:`MARKER` becomes one content tab per track (the tracks of ``schemas/tracks.yaml``), each with
+The page's ``support-matrices`` marker (:mod:`specdec_guide.markers`) becomes :func:`markdown`: one content tab per track (the tracks of ``schemas/tracks.yaml``), each with
 three tables (target architectures, features and knobs, against the methods) whose every cell leads
 to a numbered note naming its sources and confidence. :func:`load` checks a track's file: every
 value from the vocabulary, every cell other than ``unknown`` with a source of the file.
@@ -14,7 +14,6 @@ from pathlib import Path
 
 from specdec_guide.diagnostics import UserError, load_yaml_file
 
-MARKER = "<!-- specdec-guide: support-matrices -->"
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 METHOD_LABELS = {"eagle3_one_model": "EAGLE-3 one-model", "eagle3_two_model": "EAGLE-3 two-model", "mtp": "MTP",
                  "draft_target": "Draft/Target", "ngram": "NGram", "user_provided": "User-provided"}
@@ -141,7 +140,3 @@ def markdown() -> str:
         out.extend(("    " + line) if line else "" for line in track_markdown(t.id).splitlines())
         out.append("")
     return "\n".join(out)
-
-
-def expand(page_markdown: str) -> str:
-    return page_markdown.replace(MARKER, markdown()) if MARKER in page_markdown else page_markdown

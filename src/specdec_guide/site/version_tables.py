@@ -1,14 +1,15 @@
 """The per-track tables and tabs of the pages, rendered from the registries and snapshots at build time.
 
-The pages carry three kinds of marker, each replaced by the site hook (:func:`expand`):
+The pages carry three of the markers of :mod:`specdec_guide.markers` that these functions render
+(the site hook, ``hooks.expand_markers``, calls them):
 
 * :data:`MARKER` (versions page): :func:`markdown`, so the YAML spellings, draft-model key names and
   rule counts a reader sees are the ones ``specdec-guide validate`` checks against, never a hand-typed copy;
 * :data:`TRACKS_MARKER` (versions page): :func:`tracks_table`, one row per track of ``schemas/tracks.yaml``;
-* ``<!-- specdec-guide: track-tabs LANG PATH -->`` (:data:`TABS_RE`, any page): :func:`track_tabs`, one
+* ``<!-- specdec-guide: track-tabs LANG PATH -->`` (any page): :func:`track_tabs`, one
   tab per track including ``snippets/PATH`` with ``{track}`` replaced by the track's id (for example
   ``llm_api/{track}/ngram.yaml``), so a new track gets its tab on every block of every page. The
-  marker may be indented (inside another tab or an admonition): the tabs are indented with it.
+  marker may be indented (inside another tab or an admonition): the hook indents the tabs with it.
 
 Every per-track tab of every page is titled :attr:`Track.tab_label`, so mkdocs-material's linked
 tabs (``content.tabs.link``) switch all of them together when a reader picks a release.
@@ -16,13 +17,11 @@ tabs (``content.tabs.link``) switch all of them together when a reader picks a r
 
 from __future__ import annotations
 
-import re
-
+from specdec_guide import markers
 from specdec_guide.releases.tracks import Registry, Track
 
-MARKER = "<!-- specdec-guide: llm-api-tables -->"
-TRACKS_MARKER = "<!-- specdec-guide: tracks-table -->"
-TABS_RE = re.compile(r"^(?P<indent> *)<!-- specdec-guide: track-tabs (?P<lang>[\w-]+) (?P<path>[\w.{}/-]+) -->$", re.M)
+MARKER = markers.html_marker("llm-api-tables")
+TRACKS_MARKER = markers.html_marker("tracks-table")
 SNIPPETS = "snippets"
 KIND_WORDS = {"requires": "required once the type is chosen", "backend": "backend support",
               "cuda_graph_batch_sizes": "cross-field", "exclusive": "cross-field", "when_nonneg": "cross-field",
@@ -154,7 +153,7 @@ def tab_files(path: str, registry: Registry | None = None) -> list[tuple[Track, 
     return [(t, f"{SNIPPETS}/{path.replace('{track}', t.id)}") for t in (registry or Registry()).tracks]
 
 
-def track_tabs(lang: str, path: str, root=None, registry: Registry | None = None, indent: str = "") -> str:
+def track_tabs(lang: str, path: str, root=None, registry: Registry | None = None) -> str:
     """A tab per track that has ``snippets/<path with {track}>``, each including that file."""
     from pathlib import Path
 
@@ -163,22 +162,10 @@ def track_tabs(lang: str, path: str, root=None, registry: Registry | None = None
     for t, rel in tab_files(path, registry):
         if (root / rel).is_file():
             out.append(f'=== "{t.tab_label}"\n\n    ```{lang}\n    --8<-- "{rel}"\n    ```\n')
-    text = "\n".join(out)
-    return "\n".join(indent + ln if ln.strip() else "" for ln in text.splitlines()) if indent else text
+    return "\n".join(out)
 
 
 def marker_paths(page_markdown: str) -> list[str]:
     """The ``snippets/``-relative path templates (with ``{track}``) of a page's track-tabs markers."""
-    return [m["path"] for m in TABS_RE.finditer(page_markdown)]
+    return [m.args["path"] for m in markers.find(page_markdown, "track-tabs", "page")]
 
-
-def expand(page_markdown: str, registry: Registry | None = None, root=None) -> str:
-    """The page with every marker replaced (unchanged when it has none)."""
-    if MARKER not in page_markdown and TRACKS_MARKER not in page_markdown and not TABS_RE.search(page_markdown):
-        return page_markdown
-    registry = registry or Registry()  # one registry for every marker of the page
-    if MARKER in page_markdown:
-        page_markdown = page_markdown.replace(MARKER, markdown(registry))
-    if TRACKS_MARKER in page_markdown:
-        page_markdown = page_markdown.replace(TRACKS_MARKER, tracks_table(registry))
-    return TABS_RE.sub(lambda m: track_tabs(m["lang"], m["path"], root, registry, m["indent"]), page_markdown)

@@ -12,7 +12,8 @@ keys most of which are LLM-API fields of a recorded track or close misspellings 
 ``model.yaml`` or ``*llm_api*`` lowers that bar but does not decide alone, so this package's own
 schema snapshots (``schemas/<track>/llm_api.yaml``), mkdocs.yml and CI workflows are not judged.
 
-A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id or an alias).
+A file picks its track with a comment ``# specdec-guide: trtllm=1.1.0`` (an id or an alias). Every
+marker is read through :mod:`specdec_guide.markers`.
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from specdec_guide import markers
+
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
-#: The directive is a comment line of its own (``#``, ``//`` or ``<!--``; ``# #`` in a jupytext
-#: markdown cell), so a string that holds the words (a test's input) does not set the file's track.
-DIRECTIVE_RE = re.compile(r"^[ \t]*(?:#|//|<!--)[#/ \t]*specdec-guide:\s*trtllm\s*=\s*([\w.\-]+)", re.M)
-LLM_YAML_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*llm-api-yaml\b", re.M)
-#: ``# specdec-guide: engine=cpu``: a model.yaml written for our CPU reference engine (see llm_yaml).
-CPU_ENGINE_MARKER = re.compile(r"^\s*#\s*specdec-guide:\s*engine\s*=\s*cpu\b", re.M)
 _LLM_YAML_NAME = re.compile(r"(llm[_-]api|extra[_-]llm[_-]api[_-]options)", re.I)
 # Files that describe the snippets rather than being snippets.
 NOT_SNIPPETS = {"VERIFIED_BY.yaml", "PER_TRACK.yaml", "README.md", ".gitkeep", ".gitignore"}
@@ -195,7 +192,7 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
     if suffix == ".pbtxt":
         return "pbtxt"
     if suffix in (".yaml", ".yml"):
-        if LLM_YAML_MARKER.search(head_text(path)):
+        if markers.first(head_text(path), "llm-api-yaml"):
             return "llm-yaml"
         if extra_llm_yaml and path.resolve() in extra_llm_yaml:
             return "llm-yaml"  # a shell snippet passes it to --extra_llm_api_options / --config
@@ -224,8 +221,9 @@ def kind_of(path: Path, root: Path | None = None, extra_llm_yaml: set | None = N
 
 
 def declared_track(text: str) -> str | None:
-    m = DIRECTIVE_RE.search(text)
-    return m.group(1) if m else None
+    """The track a ``trtllm=`` marker names (a comment line of its own, so a string that holds the
+    words, a test's input, does not set the file's track), else None."""
+    return markers.value(text, "trtllm")
 
 
 def is_notebook(path: Path, root: Path | None) -> bool:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import yaml
 
+from specdec_guide import markers
 from specdec_guide.validate.fields import FieldChecker
-from specdec_guide.validate.kinds import CPU_ENGINE_MARKER
 from specdec_guide.releases.tracks import Registry, Track
 from specdec_guide.validate.typegrammar import parse_type
 from specdec_guide.validate.values import PVal, from_yaml
@@ -151,7 +151,7 @@ def check(text: str, track: Track, registry: Registry | None, model_yaml: bool,
     out = list(errs)  # repeated keys
     skip = ()
     if cpu_engine is None:
-        cpu_engine = bool(CPU_ENGINE_MARKER.search(text))
+        cpu_engine = markers.value(text, "engine") == "cpu"
     cpu_engine = model_yaml and cpu_engine
     tc = root.get("triton_config")
     if model_yaml:

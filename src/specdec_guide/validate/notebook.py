@@ -37,11 +37,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from specdec_guide import markers
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import kinds, llm_yaml, pbtxt, python_ast, shell
 from specdec_guide.releases.tracks import Registry, Track
 
-UNCHECKED_RE = re.compile(r"^\s*#\s*specdec-guide:\s*unchecked\s*:?(.*)$")
 _CELL_MAGIC = re.compile(r"^%%(\w+)\s*(.*)$")
 _LINE_MAGIC = re.compile(r"^\s*%(?!%)")
 _BANG = re.compile(r"^(\s*)!(.*)$")
@@ -127,9 +127,9 @@ def _marker(lines: list[str]) -> tuple[bool, str, int]:
     """``(marked, reason, line index)``: the marker on the first line, or the one after a cell magic."""
     for i in (0, 1):
         if i < len(lines) and (i == 0 or lines[0].startswith("%%")):
-            m = UNCHECKED_RE.match(lines[i])
-            if m:
-                return True, m.group(1).strip(), i
+            found = markers.parse_line(lines[i])
+            if found and found.name == "unchecked":
+                return True, found.args["reason"].strip(), i
     return False, "", -1
 
 
@@ -223,7 +223,7 @@ def _trtllm_uses(text: str, shift: int) -> int:
 def _file_kind(target: str, body: str, llm_yaml_refs: set[str]) -> str | None:
     path = Path(target)
     if path.suffix in (".yaml", ".yml") and (PurePosixPath(target).name in llm_yaml_refs
-                                             or kinds.LLM_YAML_MARKER.search(body)):
+                                             or markers.first(body, "llm-api-yaml")):
         return "llm-yaml"
     kind = kinds.kind_of(path)
     return kind if kind in ("pbtxt", "llm-yaml", "python", "shell") else None

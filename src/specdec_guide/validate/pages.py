@@ -117,16 +117,17 @@ def check(text: str, root: Path, is_verified: Callable[[Path], bool]) -> tuple[l
 def _check_track_tabs(text: str, root: Path, is_verified) -> list:
     """A ``track-tabs`` marker (specdec_guide.site.version_tables) becomes one include per track:
     each track must have the file, and each file is checked as an include is."""
-    from specdec_guide.site.version_tables import TABS_RE, tab_files
+    from specdec_guide import markers
+    from specdec_guide.site.version_tables import tab_files
 
     out = []
-    for m in TABS_RE.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start("path") - m.start() + 1
-        if "{track}" not in m["path"]:
-            out.append((line, col, f"track-tabs path '{m['path']}' has no {{track}}: it would show one file in every tab"))
+    for m in markers.find(text, "track-tabs", "page"):
+        line, path = m.line, m.args["path"]
+        col = text[m.start:m.end].index(path, m.col) + 1
+        if "{track}" not in path:
+            out.append((line, col, f"track-tabs path '{path}' has no {{track}}: it would show one file in every tab"))
             continue
-        for track, rel in tab_files(m["path"]):
+        for track, rel in tab_files(path):
             if not (root / rel).is_file():
                 out.append((line, col, f"track {track.id} has no '{rel}': every track gets a tab here (add the file)"))
             else:
