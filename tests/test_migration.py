@@ -59,12 +59,12 @@ def test_a_wrong_side_is_reported_with_its_row(copy_root, old, new, expect):
 
 
 def test_the_page_carries_the_generated_table():
-    from specdec_guide.site.hooks import on_page_markdown
+    from specdec_guide.site.hooks import expand_markers
 
     page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
     assert migration.TABLE_MARKER in page
     assert migration.INPUTS_MARKER in page
-    rendered = on_page_markdown(page, None, {"config_file_path": str(ROOT / "mkdocs.yml")}, None)
+    rendered = expand_markers(page, "migration.md", ROOT)
     assert migration.TABLE_MARKER not in rendered and migration.INPUTS_MARKER not in rendered
     for row in migration.load(ROOT)[0]:
         assert row.what in rendered
