@@ -59,7 +59,7 @@ def test_a_fact_is_defined_once(tmp_path):
 
 @pytest.mark.parametrize("track", [t.id for t in Registry().tracks])
 def test_every_pinned_track_record_loads(track):
-    rec = behaviour.load(track)
+    rec = Registry().resolve(track).behaviour
     assert rec.track == track
     for fact in rec.facts.values():
         assert fact.claim, f"{fact.file}: fact {fact.id} has no claim"

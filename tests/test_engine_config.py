@@ -233,9 +233,10 @@ def test_a_fact_missing_from_the_record_is_its_lead_marked_unconfirmed():
     """engine.config.release_fact: the record's value where it has the fact; else the documented
     lead (RELEASE_FALLBACKS) as unconfirmed; else nothing. The stand-in logs the unconfirmed ones."""
     from specdec_guide.releases import behaviour
+    from specdec_guide.releases.tracks import Registry
     from specdec_guide.engine import config
 
-    fact = behaviour.load("1.1.0").facts["llmapi_cumulative_logprob_value"]
+    fact = Registry().resolve("1.1.0").behaviour.facts["llmapi_cumulative_logprob_value"]
     assert config.release_fact("1.1.0", "llmapi_cumulative_logprob_value") == (fact.value, fact.confidence)
     empty = behaviour.Behaviour(track="1.1.0")
     assert config.fact_or_lead(empty, "llmapi_cumulative_logprob_value") == ("None", config.FALLBACK_CONFIDENCE)

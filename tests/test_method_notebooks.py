@@ -31,7 +31,6 @@ import pytest
 import yaml
 
 from site_build import ROOT
-from specdec_guide.releases import behaviour
 from specdec_guide.releases import methods as methods_registry
 from specdec_guide.notebooks import read_meta
 from specdec_guide.validate import kinds
@@ -233,7 +232,7 @@ def test_curl_cells_run_against_the_cpu_stand_in(path, stand_in, tmp_path):
             assert events and all("text_output" in e for e in events), done.stdout
             # The release's llmapi model.py streams one event per step only where the behaviour record says
             # so (llmapi_model_streams_per_step; the pinned releases send one event, PR #14079 came after).
-            per_step = behaviour.load(_track(path).id).value("llmapi_model_streams_per_step", None)
+            per_step = Registry().resolve(_track(path).id).behaviour.value("llmapi_model_streams_per_step", None)
             if per_step is not None:
                 assert (len(events) > 1) == per_step, done.stdout
         else:

@@ -249,9 +249,10 @@ def test_the_two_requests_side_by_side_agree_with_the_map():
 
 def test_the_repositories_side_by_side_pass_the_validator():
     from specdec_guide.validate.runner import validate_paths
+    from specdec_guide.validate.verified import verifier
 
     paths = [ROOT / "snippets/migration" / n for n in ("legacy_repo.sh", "llmapi_repo.sh")]
-    report = validate_paths(paths, root=ROOT)
+    report = validate_paths(paths, root=ROOT, is_verified=verifier(ROOT))
     assert not report.diagnostics, "\n".join(map(str, report.diagnostics))
     # Each names what it replaces: the six legacy models and the one llmapi model.
     legacy, new = (p.read_text() for p in paths)

@@ -22,7 +22,7 @@ import yaml
 
 from registry import registry
 from site_build import ROOT
-from specdec_guide.releases import behaviour
+from specdec_guide.releases.tracks import Registry
 
 LABEL = "cpu_behaviour"  # what a labelled output names: the setting that made it
 COUNTERS = ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")
@@ -50,7 +50,7 @@ def release_rules(tracks: list[str]) -> tuple[bool, bool]:
     """(one event per request, zero counters) on any of ``tracks``, from their behaviour records."""
     one_event = zero_counters = False
     for track in tracks:
-        record = behaviour.load(track)
+        record = Registry().resolve(track).behaviour
         one_event |= record.value("llmapi_model_streams_per_step") is False
         filled = record.value("per_request_draft_counters_filled")
         zero_counters |= (filled.get("TorchSampler") is False) if isinstance(filled, dict) else filled is False

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from specdec_guide import templates
-from specdec_guide.releases import behaviour
+from specdec_guide.releases.tracks import Registry
 from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import fact_or_lead
 from specdec_guide.triton import TritonServer
@@ -35,16 +35,16 @@ DRAFTING_PROMPTS = ["abc abc abc abc abc", "def add(a, b):\n    return a + b\n\n
 
 
 def fact(track: str, fact_id: str):
-    return behaviour.load(track).fact(fact_id)
+    return Registry().resolve(track).behaviour.fact(fact_id)
 
 
 def value(track: str, fact_id: str):
     """A fact's value; the stand-in's documented fallback (a lead) while the record lacks it."""
-    return fact_or_lead(behaviour.load(track), fact_id)[0]
+    return fact_or_lead(Registry().resolve(track).behaviour, fact_id)[0]
 
 
 def cite(track: str, fact_id: str) -> str:
-    rec = behaviour.load(track)
+    rec = Registry().resolve(track).behaviour
     if fact_id not in rec.facts:
         return f"{fact_id} on {track} (not in the record yet: the lead is followed)"
     srcs = ", ".join(s.get("url", s.get("path", "?")) for s in rec.source_of(fact_id))

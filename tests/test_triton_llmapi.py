@@ -26,7 +26,7 @@ from processes import descendants
 from stand_in import NO_POLICY, POLICY, SYNC
 
 from specdec_guide import templates
-from specdec_guide.releases import behaviour
+from specdec_guide.releases.tracks import Registry
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, free_ports
 from registry import methods
@@ -114,7 +114,7 @@ def test_generate_stream_snippet_sends_what_the_release_sends(server):
     assert all("error" not in e for e in events), out
     # The pinned releases pass `streaming` into generate_async's lora_request slot: one event, the
     # whole text (behaviour fact llmapi_model_streams_per_step; per-step after TRT-LLM PR #14079).
-    assert (len(events) > 1) == behaviour.load().value("llmapi_model_streams_per_step"), out
+    assert (len(events) > 1) == Registry().resolve(None).behaviour.value("llmapi_model_streams_per_step"), out
     final = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
     assert events[-1]["text_output"] == final
 
@@ -132,7 +132,7 @@ def test_tritonclient_http_snippet_needs_a_non_decoupled_model(server):
 def test_tritonclient_grpc_stream_snippet(server):
     for model in ("tensorrt_llm", "ngram"):
         rows = [json.loads(line) for line in _run_snippet(server, "client_grpc_stream.py", TRITON_MODEL=model).splitlines()]
-        assert (len(rows) > 1) == behaviour.load().value("llmapi_model_streams_per_step"), rows
+        assert (len(rows) > 1) == Registry().resolve(None).behaviour.value("llmapi_model_streams_per_step"), rows
         final = generate(server, "tensorrt_llm", PROMPTS[0])["text_output"]
         assert rows[-1]["text_output"] == final
         assert all(final.startswith(row["text_output"]) for row in rows)  # cumulative, not deltas
@@ -436,7 +436,7 @@ def test_launch_script_flag_ignores_triton_config(server, tmp_path, tiny_models)
     status, text = _post(f"{srv.http_url}/v2/models/{NO_POLICY}/generate_stream",
                          {"text_input": "hi", "streaming": True, "sampling_param_max_tokens": 4})
     assert status == 200 and text.count("data: ") == 1 and "error" not in text, text
-    assert behaviour.load().value("llmapi_decoupled_from_model_yaml")
+    assert Registry().resolve(None).behaviour.value("llmapi_decoupled_from_model_yaml")
     assert (f"{srv.repo / NO_POLICY / '1' / 'model.yaml'}: triton_config.decoupled is True but Triton runs the model "
             "with decoupled=False") in srv.log()
     status, text = _post(f"{srv.http_url}/v2/models/tensorrt_llm/generate_stream",

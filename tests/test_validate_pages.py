@@ -4,6 +4,7 @@ from pathlib import Path
 
 from specdec_guide.validate import pages
 from specdec_guide.validate.runner import validate_paths
+from specdec_guide.validate.verified import verifier
 from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
@@ -12,7 +13,7 @@ REG = Registry(FIX / "schemas")
 
 def page_problems(repo: str, page: str) -> list[str]:
     root = FIX / repo
-    report = validate_paths([root / page], root=root, registry=REG)
+    report = validate_paths([root / page], root=root, registry=REG, is_verified=verifier(root, REG))
     return [str(d) for d in report.diagnostics]
 
 

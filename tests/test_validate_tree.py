@@ -18,6 +18,7 @@ import pytest
 from specdec_guide import cli
 from specdec_guide.validate import kinds, walk
 from specdec_guide.validate.runner import validate_paths
+from specdec_guide.validate.verified import verifier
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,7 +39,7 @@ COMPOSE = ("services:\n  triton:\n    image: nvcr.io/nvidia/tritonserver:25.12-t
 def test_this_repository_validates_clean_at_its_root():
     """`validate .` here: .venv (a folder or a link), .git and tests/fixtures (pyproject's exclude) are
     left out; this package's schema snapshots, mkdocs.yml and the workflows are not judged as options."""
-    report = validate_paths([REPO], root=REPO)
+    report = validate_paths([REPO], root=REPO, is_verified=verifier(REPO))
     assert [str(d) for d in report.diagnostics] == []
     assert report.ok
     seen = {p.path.resolve().relative_to(REPO).as_posix() for p in report.results}
@@ -49,7 +50,7 @@ def test_this_repository_validates_clean_at_its_root():
     assert "mkdocs.yml" not in seen and ".github/workflows/cpu.yml" not in seen
     assert walk.project_excludes(REPO) == (["tests/fixtures"], [])
     # under the root too (`cd tests && specdec-guide validate .`): the root's setting applies
-    below = validate_paths([REPO / "tests"], root=REPO)
+    below = validate_paths([REPO / "tests"], root=REPO, is_verified=verifier(REPO))
     assert below.ok and not any("fixtures" in r.path.parts for r in below.results)
 
 

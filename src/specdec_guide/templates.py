@@ -121,12 +121,12 @@ def _check_draft_hub_id(draft_model: str) -> None:
 
     Driven by the release's behaviour record (fact hub_id_as_speculative_model), not by a version test.
     """
-    from specdec_guide.releases import behaviour
+    from specdec_guide.releases.tracks import Registry
     from specdec_guide.validate.behaviour_rules import looks_like_hub_id
 
     if Path(draft_model).expanduser().exists() or not looks_like_hub_id(draft_model):
         return
-    fact = behaviour.load(TRACK).facts.get("hub_id_as_speculative_model")
+    fact = Registry().resolve(TRACK).behaviour.facts.get("hub_id_as_speculative_model")
     if fact is not None and fact.value is False:
         raise UserError(f"--draft-model {draft_model}: a Hugging Face hub id, but TensorRT-LLM {TRACK} (the "
                         f"container's release) reads the draft model / EAGLE-3 head only from a local folder: download "

@@ -53,9 +53,9 @@ STOP_GRACE_S = 10.0
 
 def launcher_disables_auto_complete(track: str | None = None) -> bool:
     """The behaviour fact ``launcher_disables_auto_complete`` (true where the record has none yet)."""
-    from specdec_guide.releases import behaviour
+    from specdec_guide.releases.tracks import Registry
 
-    return bool(behaviour.load(track).value("launcher_disables_auto_complete", True))
+    return bool(Registry().resolve(track).behaviour.value("launcher_disables_auto_complete", True))
 
 
 def _pytriton_paths() -> tuple[Path, Path]:

@@ -98,9 +98,9 @@ def release_fact(track: str, fact_id: str) -> tuple[Any, str | None]:
     """(value, confidence) of a fact in the track's behaviour record; while the record lacks it,
     its :data:`RELEASE_FALLBACKS` lead with :data:`FALLBACK_CONFIDENCE`, else (None, None).
     An empty track (an EngineConfig built in code, not read from a model.yaml) is the default track."""
-    from specdec_guide.releases import behaviour
+    from specdec_guide.releases.tracks import Registry
 
-    return fact_or_lead(behaviour.load(track or None), fact_id)
+    return fact_or_lead(Registry().resolve(track or None).behaviour, fact_id)
 
 
 def fact_or_lead(record, fact_id: str) -> tuple[Any, str | None]:

@@ -75,7 +75,21 @@ def _read(path: Path) -> dict:
 
 
 def load_folder(folder: Path, track: str) -> Behaviour:
-    """Merge every ``*.yaml`` under ``folder`` (one topic a file); a fact id is defined once."""
+    """Merge every ``*.yaml`` under ``folder`` (one topic a file); a fact id is defined once.
+
+    A track's record is :attr:`specdec_guide.releases.tracks.Track.behaviour`, which calls this.
+    Parsed once per set of files: the stand-in asks for several facts while a model loads, and
+    the validator for one per file. A file that changes on disk (name, mtime, size) is read again.
+    """
+    folder = Path(folder)
+    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.yaml"))) \
+        if folder.is_dir() else ()
+    return _load_folder(str(folder), track, stamp)
+
+
+@lru_cache(maxsize=8)
+def _load_folder(folder_str: str, track: str, _stamp: tuple) -> Behaviour:
+    folder = Path(folder_str)
     out = Behaviour(track=track)
     files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
     raw_facts: list[tuple[Path, str, dict]] = []
@@ -122,22 +136,3 @@ def load_folder(folder: Path, track: str) -> Behaviour:
         )
     return out
 
-
-def load(track: str | None = None) -> Behaviour:
-    """The behaviour record of a track (id or alias; ``None``: the default track).
-
-    Parsed once per set of files: the stand-in asks for several facts while a model loads, and
-    the validator for one per file. A file that changes on disk (name, mtime, size) is read again.
-    """
-    from specdec_guide.releases.tracks import Registry
-
-    resolved = Registry().resolve(track)
-    folder = resolved.folder / "behaviour"
-    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.yaml"))) \
-        if folder.is_dir() else ()
-    return _load_cached(str(folder), resolved.id, stamp)
-
-
-@lru_cache(maxsize=8)
-def _load_cached(folder: str, track: str, _stamp: tuple) -> Behaviour:
-    return load_folder(Path(folder), track)

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from specdec_guide.diagnostics import UserError, load_data_yaml
+from specdec_guide.releases.behaviour import Behaviour, load_folder
 
 SCHEMA_DIR_ENV = "SPECDEC_GUIDE_SCHEMA_DIR"
 PARTS = ("llm_api", "cli", "triton")
@@ -130,13 +131,9 @@ class Track:
         return self.llm_api.get("interfaces") or {}
 
     @property
-    def behaviour(self):
+    def behaviour(self) -> Behaviour:
         """The track's behaviour record (``behaviour/*.yaml``): what the release does, by fact id."""
-        if "behaviour" not in self._parts:
-            from specdec_guide.releases.behaviour import load_folder
-
-            self._parts["behaviour"] = load_folder(self.folder / "behaviour", self.id)
-        return self._parts["behaviour"]
+        return load_folder(self.folder / "behaviour", self.id)
 
     def decoding_spellings(self, union: str = "SpeculativeConfig") -> dict[str, str]:
         """spelling -> member class name, for the union's discriminator."""

@@ -42,12 +42,15 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from specdec_guide.validate.runner import validate_paths
     from specdec_guide.releases.tracks import Registry
+    from specdec_guide.validate.kinds import find_repo_root
+    from specdec_guide.validate.runner import validate_paths
+    from specdec_guide.validate.verified import verifier
 
     registry = Registry(args.schemas) if getattr(args, "schemas", None) else Registry()
-    report = validate_paths(args.paths or None, trtllm=args.trtllm, registry=registry,
-                            strict=getattr(args, "strict", False))
+    root = find_repo_root()
+    report = validate_paths(args.paths or None, trtllm=args.trtllm, root=root, registry=registry,
+                            is_verified=verifier(root, registry), strict=getattr(args, "strict", False))
     for diag in report.diagnostics:
         print(diag)
     for n in report.notes:

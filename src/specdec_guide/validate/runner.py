@@ -251,17 +251,18 @@ def page_env(root: Path) -> dict[Path, dict]:
 
 
 def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, root: Path | None = None,
-                   registry: Registry | None = None, is_verified: Callable[[Path], bool] | None = None,
+                   registry: Registry | None = None, *, is_verified: Callable[[Path], bool],
                    strict: bool = False) -> Report:
-    """Validate ``paths`` (files or folders; None: the whole repository) and return a Report."""
+    """Validate ``paths`` (files or folders; None: the whole repository) and return a Report.
+
+    ``is_verified`` answers the page rule's "is this included file verified?": the caller builds it
+    (``specdec_guide.validate.verified.verifier``, which runs this module's checkers per file), so
+    the runner never imports the verifier.
+    """
     root = root or kinds.find_repo_root()
     registry = registry or Registry()
     if trtllm:
         registry.resolve(trtllm)  # an unknown --trtllm is a usage error, raised before any work
-    if is_verified is None:
-        from specdec_guide.validate.verified import verifier
-
-        is_verified = verifier(root, registry)
     report = Report(root, strict=strict)
     excludes, setting_problems = walk.project_excludes(root)
     files, report.diagnostics, explicit = collect(paths, root, excludes)
