@@ -6,6 +6,7 @@ from specdec_guide.validate import shell
 from specdec_guide.validate.notes import is_note
 from specdec_guide.validate.runner import validate_paths
 from specdec_guide.releases.tracks import Registry
+from registry import tracks
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
 REG = Registry(FIX / "schemas")
@@ -250,8 +251,8 @@ def test_the_r2512_example_sequence_validates_clean():
     assert real_problems("fill_sequences/upstream_r2512_llama.sh") == ([], [])
 
 
-def test_structural_keys_are_recorded_for_every_template_of_both_tracks():
-    for tid in ("1.1.0", "1.2.1"):
+def test_structural_keys_are_recorded_for_every_template_of_every_track():
+    for tid in tracks():
         models = REAL.resolve(tid).triton["legacy_inflight_batcher_llm"]["models"]
         for name, spec in models.items():
             assert set(spec["structural_keys"]) <= set(spec["keys"]), (tid, name)
@@ -378,7 +379,7 @@ def test_in_place_is_a_flag_and_the_file_is_a_positional_wherever_it_stands():
 def test_mandatory_parameters_are_recorded_and_refused_when_left_unfilled():
     """fill-r1-mandatory-params: engine_dir and batching_strategy of tensorrt_llm and tokenizer_dir of
     preprocessing and postprocessing have no default in the backend (scratch case c01)."""
-    for tid in ("1.1.0", "1.2.1"):
+    for tid in tracks():
         models = REAL.resolve(tid).triton["legacy_inflight_batcher_llm"]["models"]
         assert models["tensorrt_llm"]["mandatory_keys"] == ["engine_dir", "batching_strategy"]
         assert models["preprocessing"]["mandatory_keys"] == ["tokenizer_dir"]
@@ -391,7 +392,7 @@ def test_mandatory_parameters_are_recorded_and_refused_when_left_unfilled():
             f'{FILL} -i "$REPO/tensorrt_llm/config.pbtxt" triton_backend:tensorrtllm,triton_max_batch_size:4,'
             'decoupled_mode:false,encoder_input_features_data_type:TYPE_FP16,logits_datatype:TYPE_FP32,'
             'prompt_embedding_table_data_type:TYPE_FP16\n')
-    for tid in ("1.1.0", "1.2.1"):
+    for tid in tracks():
         found = real_check(text, tid)
         assert [ln for ln, _, _ in found] == [2, 3, 4], tid
         assert all("mandatory parameters" in msg for _, _, msg in found)

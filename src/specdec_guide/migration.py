@@ -392,7 +392,7 @@ def _not_working(e: RequestInput) -> str:
         return ""
     texts = {tid: f"{_sentence(s['why']).rstrip('.')}{_cite(s)}." for tid, s in off.items()}
     if len(off) == len(TRACKS) and len(set(texts.values())) == 1:
-        return f"**Does not work as before** (both releases): {texts[TRACKS[0]]}"
+        return f"**Does not work as before** (every pinned release): {texts[TRACKS[0]]}"
     return " ".join(f"**Does not work as before on {tid}**: {text}" for tid, text in texts.items())
 
 
