@@ -18,6 +18,9 @@ from registry import tracks
 ROOT = Path(__file__).resolve().parents[1]
 REGEN_PATH = ROOT / "scripts" / "regen_cli_schema.py"
 TRACKS = tuple(tracks())
+#: Flags that differ between releases, as each release's pages give them: a new track says its own.
+CLI_FACTS = {"1.1.0": {"serve --config": False, "trtllm-build --auto_parallel": True},
+             "1.2.1": {"serve --config": True, "trtllm-build --auto_parallel": False}}
 
 
 def regen():
@@ -68,8 +71,9 @@ def test_snapshot_counts_and_release_specific_facts(track):
     assert "--max_draft_len" in cmds["trtllm-build"]["flags"]
     serve = cmds["trtllm-serve"]["subcommands"]["serve"]["flags"]
     assert "--extra_llm_api_options" in serve
-    assert ("--config" in serve) == (track == "1.2.1")
-    assert ("--auto_parallel" in cmds["trtllm-build"]["flags"]) == (track == "1.1.0")
+    assert track in CLI_FACTS, f"{track}: record in CLI_FACTS whether its trtllm-serve has --config and trtllm-build --auto_parallel"
+    assert ("--config" in serve) == CLI_FACTS[track]["serve --config"]
+    assert ("--auto_parallel" in cmds["trtllm-build"]["flags"]) == CLI_FACTS[track]["trtllm-build --auto_parallel"]
     models = t.triton["legacy_inflight_batcher_llm"]["models"]
     assert set(models) == {"preprocessing", "postprocessing", "tensorrt_llm", "tensorrt_llm_bls", "ensemble", "llmapi"}
     assert len(models["tensorrt_llm"]["keys"]) == 52
