@@ -22,7 +22,7 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config
 from specdec_guide.site import version_tables
 from specdec_guide.site.hooks import expand_markers
-from registry import SCHEMA_DIR, methods, registry, tracks
+from registry import SCHEMA_DIR, methods, registry, track_methods, tracks
 import registry_checks as checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,9 +178,8 @@ def test_method_has_the_page_that_teaches_it(method):
         assert (ROOT / "docs" / "speculative_decoding" / "notebooks" / path.with_suffix(".ipynb").name).exists()
 
 
-@pytest.mark.parametrize("method", [m for m in methods() if methods_registry.get(m).decoding_type])
-@pytest.mark.parametrize("track", tracks())
-def test_method_spelling_is_accepted_by_every_track(method, track):
+@pytest.mark.parametrize("track,method", [(t, m) for t, m in track_methods() if methods_registry.get(m).decoding_type])
+def test_method_spelling_is_accepted_by_every_track_it_is_on(track, method):
     spelling = methods_registry.get(method).spelling(track)
     assert spelling in registry().resolve(track).decoding_spellings(), \
         f"{method}: decoding_type {spelling} is not in the {track} snapshot's SpeculativeConfig"
@@ -191,7 +190,8 @@ def test_cpu_engine_flag_is_honoured(method, tmp_path):
     m = methods_registry.get(method)
     if m.cpu_engine:
         assert method not in templates.CPU_REFUSES
-        assert m.decoding_type is None or m.decoding_type in engine_config.RUNNABLE_DECODING_TYPES
+        for track in m.tracks:
+            assert m.decoding_type is None or m.spelling(track) in methods_registry.cpu_decoding_types(track), track
         return
     assert m.decoding_type in engine_config.REFUSALS
     with pytest.raises(UserError, match=f"{method} with --engine cpu"):
@@ -206,6 +206,20 @@ def test_trtllm_model_flag_and_needs_are_honoured(method):
     assert (method in templates.TRTLLM_REFUSES) == (not m.trtllm_model)
     assert (method in templates.NEEDS_DRAFT_MODEL) == (m.needs == "draft_model")
     assert (method in templates.NEEDS_DRAFTER) == (m.needs == "drafter")
+
+
+@pytest.mark.parametrize("method", methods())
+def test_method_names_only_tracks_of_the_registry(method):
+    """methods.yaml's ``tracks`` are track ids (not aliases), so a typo or a removed track is caught."""
+    listed = methods_registry.get(method).tracks
+    assert set(listed) <= set(tracks()), f"{method}: tracks {sorted(set(listed) - set(tracks()))} are not in tracks.yaml"
+
+
+@pytest.mark.parametrize("track", tracks())
+def test_every_track_has_the_baseline_and_a_speculative_method(track):
+    """A track added to tracks.yaml but to no method's ``tracks`` would silently offer nothing."""
+    assert "baseline" in methods(on=track), f"{track}: add it to the tracks of the methods of methods.yaml it has"
+    assert any(methods_registry.get(m).speculative for m in methods(on=track)), track
 
 
 def test_repo_render_offers_the_registry():

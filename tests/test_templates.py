@@ -9,7 +9,7 @@ import yaml
 
 from specdec_guide import templates
 from specdec_guide.diagnostics import UserError
-from registry import methods
+from registry import default_track, methods
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "src/specdec_guide/schemas/1.1.0"
@@ -94,7 +94,7 @@ def _render(tmp_path, method="ngram", **kw):
     return templates.render(method, out=tmp_path / "repo", **kw)
 
 
-@pytest.mark.parametrize("method", methods(cpu_engine=True))
+@pytest.mark.parametrize("method", methods(on=default_track(), cpu_engine=True))
 def test_render_cpu_fills_every_marker(tmp_path, tiny_models, method):
     target, draft = tiny_models
     kw = {"draft_model": str(draft)} if method == "draft_target" else {}

@@ -29,13 +29,13 @@ from specdec_guide import templates
 from specdec_guide.releases.tracks import Registry
 from specdec_guide.diagnostics import UserError
 from specdec_guide.triton import TritonServer, free_ports
-from registry import methods
+from registry import default_track, methods
 
 pytestmark = pytest.mark.triton
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "triton"
 DRAFTER = ROOT / "snippets" / "drafters" / "prompt_lookup_drafter.py"
-SPECULATIVE = tuple(methods(cpu_engine=True, speculative=True))
+SPECULATIVE = tuple(methods(on=default_track(), cpu_engine=True, speculative=True))
 # Repetitive and non-repetitive prompts: lookup-based drafters hit on the first kind only.
 PROMPTS = [
     # The snippets' prompt: SmolLM2's chat template around a question.

@@ -5,6 +5,7 @@ Given a Triton model repository (ours, or one copied from upstream: ``<model>/co
 target, which the command line supplies there), it:
 
 1. runs ``specdec-guide validate`` for the file's track (:func:`validate.runner.validate_paths`);
+   a ``decoding_type`` of a method that methods.yaml does not list for that track is an error;
 2. Draft/Target: the models' ``vocab_size``, then both tokenizers whole: the vocabulary (token ->
    id), the added and special tokens, and the ids of a sample of strings; names the first
    differing tokens;
@@ -48,7 +49,7 @@ TOKENIZER_SAMPLES = (
     "<|im_start|>user\nhi<|im_end|>", "SELECT * FROM t WHERE x > 3;",
 )
 SPECIAL_TOKENS = ("bos_token", "eos_token", "pad_token", "unk_token")
-# The methods registry's spellings (every track), plus the ones Triton's 1.2.1 guide writes (Eagle3,
+# The methods registry's spellings (every track each method is on), plus the ones Triton's 1.2.1 guide writes (Eagle3,
 # Draft_Target; see the versions page): the validator reports those, doctor still checks what they name.
 EAGLE_TYPES = (*_methods.spellings("eagle3"), "Eagle3")
 DRAFT_TARGET_TYPES = (*_methods.spellings("draft_target"), "Draft_Target")
@@ -86,6 +87,7 @@ class Config:
     data: dict
     pbtxt: Path | None = None
     findings: list = field(default_factory=list)
+    track: str | None = None  # the track id the validator read the file as
 
     def line_of(self, *keys: str) -> int:
         """1-based line of the innermost key in ``keys`` that the file holds (1 when none)."""
@@ -216,6 +218,7 @@ def run_validator(cfg: Config, trtllm: str | None) -> list[Finding]:
     finally:
         if copy_dir:
             shutil.rmtree(copy_dir, ignore_errors=True)
+    cfg.track = next((r.track.id for r in report.results if r.track is not None), None)
     out = []
     for d in report.diagnostics:
         where = str(cfg.path) if copy_dir and d.path.endswith("extra_llm_api_options.yaml") else d.path
@@ -456,9 +459,22 @@ def memory_budget(cfg: Config, target: Path | None, draft: Path | None, gpu_gib:
     cfg.add(severity, msg, fix, "model")
 
 
+def check_method_on_track(cfg: Config) -> None:
+    """A ``decoding_type`` of a method of methods.yaml that the file's track does not have (its ``tracks``)."""
+    kind, tid = cfg.spec.get("decoding_type"), cfg.track
+    if not kind or tid is None:
+        return
+    for m in _methods.load():
+        if kind in _methods.spellings(m.id) and not m.exists_on(tid):
+            cfg.add("error", f"method {m.id} is not available on track {tid} (methods.yaml)",
+                    f"use a release that has it ({', '.join(m.tracks)}) or another method",
+                    "speculative_config", "decoding_type")
+
+
 def diagnose(cfg: Config, trtllm: str | None = None, target_override: str | None = None,
              gpus: int | None = None, gpu_gib: float | None = None) -> list[Finding]:
     cfg.findings = run_validator(cfg, trtllm)
+    check_method_on_track(cfg)
     model_value = target_override or cfg.data.get("model")
     target = resolve_dir(model_value, cfg)
     if model_value and target is None:

@@ -216,6 +216,7 @@ def render(
 
     if method not in METHODS:
         raise UserError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    _methods.require(method, TRACK)
     if engine not in ENGINES:
         raise UserError(f"unknown engine {engine!r}; choose cpu or trtllm")
     if not model and engine != "cpu":

@@ -111,9 +111,9 @@ def fact_or_lead(record, fact_id: str) -> tuple[Any, str | None]:
     return (RELEASE_FALLBACKS[fact_id], FALLBACK_CONFIDENCE) if fact_id in RELEASE_FALLBACKS else (None, None)
 
 
-# decoding_type values the CPU engine runs: the methods registry's cpu_engine methods
-# (schemas/methods.yaml); the snapshot decides which spellings are valid at all.
-RUNNABLE_DECODING_TYPES = _methods.cpu_decoding_types()
+# The decoding_type values the CPU engine runs on a track are the spellings of the methods registry's
+# cpu_engine methods on that track (schemas/methods.yaml, _methods.cpu_decoding_types); the snapshot
+# decides which spellings are valid at all.
 
 EAGLE_REFUSAL = "EAGLE-3 needs TensorRT-LLM on a GPU: the CPU reference engine cannot run it"
 # Methods that exist in TensorRT-LLM but need its kernels or weights: one line each, no stack.
@@ -146,7 +146,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class SpeculativeConfig:
-    decoding_type: str  # one of RUNNABLE_DECODING_TYPES
+    decoding_type: str  # one of _methods.cpu_decoding_types(track)
     max_draft_len: int
     draft_model: str | None = None  # DraftTarget: the draft checkpoint directory
     max_matching_ngram_size: int = 0
@@ -317,7 +317,7 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
     _want(doc, sampler, str, "TorchSampler, TRTLLMSampler or auto", "sampler_type")
 
     triton = _triton_settings(doc, data.get("triton_config"))
-    spec = _speculative(doc, data.get("speculative_config"))
+    spec = _speculative(doc, data.get("speculative_config"), track)
     if triton.cpu_drafter and (spec is None or spec.decoding_type != "UserProvided"):
         raise doc.error("triton_config.cpu_drafter is only used with speculative_config.decoding_type: UserProvided",
                         "triton_config", "cpu_drafter")
@@ -371,16 +371,17 @@ def _triton_settings(doc: _Doc, raw: Any) -> TritonSettings:
                           section=True)
 
 
-def _speculative(doc: _Doc, raw: Any) -> SpeculativeConfig | None:
+def _speculative(doc: _Doc, raw: Any, track: str) -> SpeculativeConfig | None:
     if raw is None:
         return None
     where = ("speculative_config",)
     _want(doc, raw, dict, "a mapping with decoding_type", *where)
     kind = raw.get("decoding_type")
     at = where + ("decoding_type",)
-    if kind not in RUNNABLE_DECODING_TYPES:
-        raise doc.error(f"decoding_type '{kind}': the CPU reference engine runs only "
-                        f"{', '.join(RUNNABLE_DECODING_TYPES)}", *at)
+    runnable = _methods.cpu_decoding_types(track)
+    if kind not in runnable:
+        raise doc.error(f"decoding_type '{kind}': on TensorRT-LLM {track} the CPU reference engine runs only "
+                        f"{', '.join(runnable)} (methods.yaml)", *at)
     max_draft_len = _positive_int(doc, raw.get("max_draft_len"), *where, "max_draft_len")
     # 1.2 renamed the key to speculative_model and kept the old name as an alias; the track's
     # snapshot (checked above) has already refused the spelling its release does not know.

@@ -1,6 +1,8 @@
 """The methods registry: ``schemas/methods.yaml``, the one list of the methods this guide teaches.
 
-Everything that lists methods reads it from here: ``repo render --method`` (:mod:`specdec_guide.templates`), the
+Each method names the tracks it exists on (``tracks:``, ids of ``schemas/tracks.yaml``): a
+method a release lacks, or one that only a newer release has, is listed only where it exists, and
+:func:`require` refuses it elsewhere. Everything that lists methods reads it from here: ``repo render --method`` (:mod:`specdec_guide.templates`), the
 CPU engine's runnable ``decoding_type`` list (:mod:`specdec_guide.engine.config`), ``doctor``, the versions page
 and the tests. The tracks have their own registry, ``schemas/tracks.yaml``
 (:class:`specdec_guide.releases.tracks.Registry`). Only PyYAML is imported: the CLI loads this on
@@ -14,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from specdec_guide.diagnostics import UserError, load_yaml_file
+from specdec_guide.releases.tracks import Registry
 
 METHODS_PATH = Path(__file__).resolve().parent.parent / "schemas" / "methods.yaml"
 NEEDS = (None, "draft_model", "drafter")
@@ -30,6 +33,7 @@ class Method:
     trtllm_model: bool
     needs: str | None
     teaches: str
+    tracks: tuple[str, ...] = ()  # the track ids it exists on
     decoding_type_by_track: dict = field(default_factory=dict, hash=False, compare=False)
     cost: dict | None = field(default=None, hash=False, compare=False)  # read by specdec_guide.payoff
 
@@ -43,6 +47,10 @@ class Method:
         """Nothing but TensorRT-LLM on a GPU runs it: the CPU engine refuses it."""
         return not self.cpu_engine
 
+    def exists_on(self, track_id: str) -> bool:
+        """Whether the method is available on the track (a track id, as methods.yaml lists them)."""
+        return str(track_id) in self.tracks
+
     def spelling(self, track_id: str) -> str | None:
         """The ``decoding_type`` to write for this method on a track."""
         return self.decoding_type_by_track.get(str(track_id), self.decoding_type)
@@ -55,6 +63,17 @@ def _need(entry: dict, key: str, kind: type, where: str):
     if value is not None and not isinstance(value, kind):
         raise UserError(f"{where}: '{key}' must be {kind.__name__}, not {value!r}")
     return value
+
+
+def _tracks(entry: dict, where: str) -> tuple[str, ...]:
+    """``tracks:``: a non-empty list of track ids, each a string (``"1.2"`` unquoted would be a number)."""
+    value = _need(entry, "tracks", list, where)
+    if not value or not all(isinstance(t, str) and t for t in value):
+        raise UserError(f"{where}: 'tracks' must be a non-empty list of quoted track ids "
+                        f"(\"1.1.0\"), not {value!r}")
+    if len(set(value)) != len(value):
+        raise UserError(f"{where}: 'tracks' names a track twice: {value!r}")
+    return tuple(value)
 
 
 def _cost(cost, where: str) -> dict | None:
@@ -108,7 +127,7 @@ def _load(path_str: str, _stamp) -> tuple[Method, ...]:
             template=_need(entry, "template", str, where), snippet=_need(entry, "snippet", str, where),
             cpu_engine=bool(_need(entry, "cpu_engine", bool, where)),
             trtllm_model=bool(_need(entry, "trtllm_model", bool, where)), needs=needs,
-            teaches=_need(entry, "teaches", str, where),
+            teaches=_need(entry, "teaches", str, where), tracks=_tracks(entry, where),
             decoding_type_by_track={str(k): str(v) for k, v in (entry.get("decoding_type_by_track") or {}).items()},
             cost=_cost(entry.get("cost"), where),
         ))
@@ -129,9 +148,29 @@ def get(method_id: str) -> Method:
     raise UserError(f"unknown method {method_id!r}; choose one of: {', '.join(ids())}")
 
 
-def cpu_ids() -> tuple[str, ...]:
-    """The methods the CPU engine runs (``cpu_engine: true``), in methods.yaml's order, baseline first."""
-    return tuple(m.id for m in load() if m.cpu_engine)
+def _track_id(track: str | None) -> str:
+    """The id of a track named by id or alias (``None``: the default track); a UserError if unknown."""
+    return Registry().resolve(track).id
+
+
+def on_track(track: str | None = None) -> tuple[Method, ...]:
+    """The methods available on a track (id or alias; ``None``: the default), in methods.yaml's order."""
+    tid = _track_id(track)
+    return tuple(m for m in load() if m.exists_on(tid))
+
+
+def require(method_id: str, track: str | None = None) -> Method:
+    """The method, if it exists on the track (id or alias; ``None``: the default); else a UserError."""
+    m, tid = get(method_id), _track_id(track)
+    if not m.exists_on(tid):
+        raise UserError(f"method {method_id} is not available on track {tid} (methods.yaml); "
+                        f"it is on {', '.join(m.tracks)}")
+    return m
+
+
+def cpu_ids(track: str | None = None) -> tuple[str, ...]:
+    """The methods the CPU engine runs on a track (``cpu_engine: true``), in methods.yaml's order, baseline first."""
+    return tuple(m.id for m in on_track(track) if m.cpu_engine)
 
 
 def render_arguments(method_id: str, *, draft_model=None, drafter=None) -> dict:
@@ -146,18 +185,13 @@ def render_arguments(method_id: str, *, draft_model=None, drafter=None) -> dict:
     return {need: str(offered)}
 
 
-def cpu_decoding_types() -> tuple[str, ...]:
-    """The ``decoding_type`` spellings the CPU engine runs (all tracks; the snapshot judges validity)."""
-    out: list[str] = []
-    for m in load():
-        if m.cpu_engine:
-            for t in [m.decoding_type, *m.decoding_type_by_track.values()]:
-                if t and t not in out:
-                    out.append(t)
-    return tuple(out)
+def cpu_decoding_types(track: str | None = None) -> tuple[str, ...]:
+    """The ``decoding_type`` spellings the CPU engine runs on a track (``None``: the default track)."""
+    tid = _track_id(track)
+    return tuple(dict.fromkeys(m.spelling(tid) for m in on_track(tid) if m.cpu_engine and m.speculative))
 
 
 def spellings(method_id: str) -> tuple[str, ...]:
-    """Every ``decoding_type`` spelling the registry gives a method, over all tracks."""
+    """Every ``decoding_type`` spelling the registry gives a method, over the tracks it exists on."""
     m = get(method_id)
-    return tuple(dict.fromkeys(t for t in [m.decoding_type, *m.decoding_type_by_track.values()] if t))
+    return tuple(dict.fromkeys(s for s in (m.spelling(t) for t in m.tracks) if s))

@@ -13,10 +13,14 @@ import re
 from pathlib import Path
 
 from specdec_guide.diagnostics import UserError, load_yaml_file
+from specdec_guide.releases import methods as _methods
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 METHOD_LABELS = {"eagle3_one_model": "EAGLE-3 one-model", "eagle3_two_model": "EAGLE-3 two-model", "mtp": "MTP",
                  "draft_target": "Draft/Target", "ngram": "NGram", "user_provided": "User-provided"}
+# The method of methods.yaml each column belongs to (the others are named as the method): a track's file
+# has the columns of the methods that exist on it (their ``tracks``).
+METHOD_OF = {"eagle3_one_model": "eagle3", "eagle3_two_model": "eagle3"}
 # What a cell may say, per table, and how the page shows it.
 VALUES = {
     "targets": {"supported": "yes", "two_model_only": "two-model", "not_supported": "no", "unknown": "unknown"},
@@ -34,13 +38,19 @@ def path_for(track: str) -> Path:
     return SCHEMAS / track / "support.yaml"
 
 
+def columns(track: str) -> list[str]:
+    """The method columns a track's matrices have: those of :data:`METHOD_LABELS` whose method is on it."""
+    return [c for c in METHOD_LABELS if _methods.get(METHOD_OF.get(c, c)).exists_on(track)]
+
+
 def load(track: str) -> dict:
     """A track's support matrices, checked (a UserError names the file and the cell)."""
     path = path_for(track)
     data = load_yaml_file(path, "the support matrices") or {}
     sources, methods = data.get("sources") or {}, data.get("methods") or []
-    if sorted(methods) != sorted(METHOD_LABELS):
-        raise UserError(f"{path}:1:1: 'methods' must be {', '.join(METHOD_LABELS)}")
+    if sorted(methods) != sorted(columns(track)):
+        raise UserError(f"{path}:1:1: 'methods' must be {', '.join(columns(track))} "
+                        f"(the methods on track {track}, methods.yaml)")
     for section, allowed in VALUES.items():
         rows = data.get(section)
         if not isinstance(rows, list) or not rows:

@@ -18,6 +18,7 @@ tabs (``content.tabs.link``) switch all of them together when a reader picks a r
 from __future__ import annotations
 
 from specdec_guide import markers
+from specdec_guide.releases import methods as _methods
 from specdec_guide.releases.tracks import Registry, Track
 
 MARKER = markers.html_marker("llm-api-tables")
@@ -31,6 +32,17 @@ FIELD_RULE_KEYS = ("gt", "ge", "lt", "le", "min_items", "items_gt", "choices_ci"
 
 def _tracks(registry: Registry) -> list[Track]:
     return [t for t in registry.tracks if t.exists and t.has_part("llm_api")]
+
+
+def method_rows(tracks: list[Track]) -> list[list[str]]:
+    """One row per method of methods.yaml: on each track the ``decoding_type`` it is written with, or
+    that the track does not have it (the method's ``tracks``)."""
+    rows = []
+    for m in _methods.load():
+        cells = [("not on this track" if not m.exists_on(t.id) else f"`{m.spelling(t.id)}`" if m.speculative
+                  else "no `speculative_config`") for t in tracks]
+        rows.append([m.label, *cells])
+    return rows
 
 
 def decoding_rows(tracks: list[Track]) -> list[list[str]]:
@@ -113,7 +125,12 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def markdown(registry: Registry | None = None) -> str:
     tracks = _tracks(registry or Registry())
     head = ["`decoding_type` in YAML"] + [f"TensorRT-LLM {t.id}" for t in tracks]
-    out = ["### `decoding_type` spellings\n",
+    out = ["### The guide's methods on each track\n",
+           "From the guide's methods registry (`methods.yaml`): which of its methods each track has (`repo render "
+           "--trtllm` and the CPU engine refuse a method on a track without it) and the `decoding_type` written "
+           "for it.\n",
+           _table(["Method", *[f"TensorRT-LLM {t.id}" for t in tracks]], method_rows(tracks))]
+    out += ["### `decoding_type` spellings\n",
            "Read from each release's `DecodingBaseConfig.from_dict` table, which turns a YAML "
            "`speculative_config` into a config object.\n", _table(head, decoding_rows(tracks))]
     out += ["### What choosing a decoding type demands\n",
