@@ -60,8 +60,21 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")}
 
 
+#: Parsed files by (path, mtime, size): the checks run once per deleted file in tests/test_add_track.py,
+#: and the field notes alone are a third of a megabyte of YAML. Callers do not modify what they get.
+_PARSED: dict[tuple[str, int, int], object] = {}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _yaml(path: Path):
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _PARSED:
+        _PARSED[key] = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    return _PARSED[key]
 
 
 def method_exists_on(method, track_id: str) -> bool:
@@ -181,6 +194,10 @@ def orphans(repo: Repo) -> list[str]:
             for p in (repo.root / FIXTURES).rglob("*") if p.is_dir() and p.name in ids}
     for name in sorted(seen - NOT_PER_TRACK - set(PER_TRACK_FIXTURES)):
         out.append(f"{FIXTURES / name} has per-track folders: list it in PER_TRACK_FIXTURES (tests/registry_checks.py)")
+    for m in repo.methods:
+        unknown = set(getattr(m, "tracks", ())) - ids
+        if unknown:
+            out.append(f"{SCHEMAS / 'methods.yaml'}: method {m.id} names tracks tracks.yaml lacks: {sorted(unknown)}")
     data = _yaml(repo.root / MIGRATION_MAP) or {}
     for i, row in enumerate(data.get("rows") or []):
         unknown = set(row.get("tracks") or {}) - ids
@@ -189,7 +206,15 @@ def orphans(repo: Repo) -> list[str]:
     return out
 
 
-TRACK_CHECKS = (entry, snapshot, snippets, fixtures, migration_column, field_notes)
+def methods_on(repo: Repo, tid: str) -> list[str]:
+    """The baseline and a speculative method exist on the track (methods.yaml's per-track ``tracks:``)."""
+    on = [m for m in repo.methods if method_exists_on(m, tid)]
+    if not any(m.decoding_type is None for m in on) or not any(m.decoding_type for m in on):
+        return [f"{SCHEMAS / 'methods.yaml'}: track {tid} needs the baseline and a speculative method in their 'tracks'"]
+    return []
+
+
+TRACK_CHECKS = (entry, snapshot, snippets, fixtures, migration_column, field_notes, methods_on)
 
 
 def track_problems(repo: Repo, tid: str) -> list[str]:

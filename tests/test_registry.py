@@ -246,15 +246,3 @@ def test_a_bad_methods_file_is_a_located_error(tmp_path):
     with pytest.raises(UserError, match="method x: missing key 'decoding_type'"):
         methods_registry.load(bad)
     assert (SCHEMA_DIR / "methods.yaml") == methods_registry.METHODS_PATH
-
-
-def test_the_data_loader_reads_every_shipped_yaml_as_safe_load_does():
-    """diagnostics.load_data_yaml (libyaml, for the package's own files) gives yaml.safe_load's data."""
-    from specdec_guide.diagnostics import load_data_yaml
-
-    files = sorted((ROOT / "src" / "specdec_guide").rglob("*.yaml"))
-    assert len(files) >= 10, files
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        assert load_data_yaml(text) == yaml.safe_load(text), path
-

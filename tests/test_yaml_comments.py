@@ -2,7 +2,8 @@
 
 In YAML a ` #` ends a plain (unquoted) scalar: `note: fixed by PR #12547 on main` parses as
 "fixed by PR". This finds every ` #` that follows a plain scalar on its own line and so starts a
-comment, in the data the site, the stand-in and the audit read, and wants that text quoted.
+comment, in the data the site, the stand-in and the audit read, and wants that text quoted. And the
+package's own loader (libyaml) reads every shipped YAML file as the reference parser does.
 """
 
 from __future__ import annotations
@@ -46,3 +47,14 @@ def test_the_check_finds_a_cut_note_and_passes_a_quoted_one():
     assert cut_scalars("note: fixed by\n  PR #12547 later\n") == ["2:6"]  # a plain scalar over two lines
     assert cut_scalars("note: >-\n  fixed by PR #12547\n") == []  # in a block scalar # is text
     assert cut_scalars("note: 'fixed by PR #12547 on main'\n# PR #1 in a comment line\n") == []
+
+
+def test_the_data_loader_reads_every_shipped_yaml_as_safe_load_does():
+    """diagnostics.load_data_yaml (libyaml, for the package's own files) gives yaml.safe_load's data."""
+    from specdec_guide.diagnostics import load_data_yaml
+
+    files = sorted((ROOT / "src" / "specdec_guide").rglob("*.yaml"))
+    assert len(files) >= 10, files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert load_data_yaml(text) == yaml.safe_load(text), path
