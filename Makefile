@@ -14,7 +14,7 @@ export NO_MKDOCS_2_WARNING := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv aiperf serve build test test-gpu mutation notebooks outputs lock aiperf-lock clean
+.PHONY: venv aiperf serve build test test-gpu mutation regen lock aiperf-lock clean
 
 # Re-install only when the dependency pins change.
 $(STAMP): pyproject.toml constraints.txt
@@ -70,12 +70,11 @@ test-gpu:  ## the GPU tier: needs an NVIDIA GPU and tensorrt_llm (run it inside 
 	$(GPU_PYTHON) -m pip install --quiet pytest==9.2.0 pytest-timeout==2.4.0 nbmake==1.5.5 jupytext==1.19.6
 	$(GPU_PYTHON) -m pytest -m gpu -p no:cacheprovider -o timeout=7200 --override-ini="addopts=-ra" tests/gpu
 
-notebooks: venv aiperf  ## sync the jupytext pairs and re-run the CPU notebooks, storing their outputs
-	$(BIN)/python -m specdec_guide.notebooks sync
-	$(BIN)/python -m specdec_guide.notebooks run
-
-outputs: venv  ## follow the walked pages in a fresh shell and store what their commands print
-	$(BIN)/python -m specdec_guide.pagewalk write
+# The one way to refresh what the repository stores from a run (notebook outputs, what the walked
+# pages print, generated snippets, benchmark boxes): `python -m specdec_guide.regen` lists the targets.
+# WHAT="walks notebooks:04_ngram" for some; review the diff before committing it.
+regen: venv aiperf  ## regenerate stored outputs (WHAT="TARGET[:ITEM] ..."; default all)
+	$(BIN)/python -m specdec_guide.regen $(or $(WHAT),all)
 
 lock: venv  ## refresh constraints.txt from the current venv
 	$(BIN)/python -m pip freeze --exclude-editable --exclude specdec-guide > constraints.txt

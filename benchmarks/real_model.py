@@ -1,7 +1,7 @@
 """Speculative decoding on a real model, on this CPU: our engine next to Hugging Face's prompt lookup.
 
     python benchmarks/real_model.py [--max-tokens 96] [--repeats 3] [--out benchmarks/results]
-    python benchmarks/real_model.py --table-only   # re-render the stored run's table
+    make regen WHAT=benchmark-tables:real_model     # re-render the stored run's table (table())
 
 Model: SmolLM2-135M-Instruct (``specdec-guide models fetch``). Prompts: our own, three kinds,
 three each, sent through the chat template: code editing (change a given function or class and
@@ -381,14 +381,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--repeats", type=int, default=3, help="rounds per prompt; the fastest is kept")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--table-only", action="store_true",
-                        help="measure nothing: rewrite real_model.md from the stored real_model.json")
     args = parser.parse_args()
-    if args.table_only:
-        result = json.loads((args.out / "real_model.json").read_text())
-        (args.out / "real_model.md").write_text(table(result))
-        print(table(result))
-        return 0
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # generate() warnings would bury the progress lines

@@ -1,7 +1,7 @@
 """Served NGram against in-process NGram and Hugging Face's prompt lookup: passes and pass costs.
 
     python benchmarks/served_ngram.py [--max-tokens 96] [--out benchmarks/results]
-    python benchmarks/served_ngram.py --table-only   # re-render the stored run's table
+    make regen WHAT=benchmark-tables:served_ngram     # re-render the stored run's table (table())
 
 The question: served through Triton, does a verification pass of our NGram cost more than the
 same pass in-process, or than a pass of Hugging Face's prompt lookup? Model SmolLM2-135M-Instruct,
@@ -280,18 +280,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    parser.add_argument("--table-only", action="store_true",
-                        help="measure nothing: rewrite served_ngram.md from the stored served_ngram.json")
     args = parser.parse_args()
-    if args.table_only:
-        result = json.loads((args.out / "served_ngram.json").read_text())
-    else:
-        from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        result = run(args.max_tokens)
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "served_ngram.json").write_text(json.dumps(result, indent=2) + "\n")
+    hf_logging.set_verbosity_error()
+    result = run(args.max_tokens)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "served_ngram.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / "served_ngram.md").write_text(table(result))
     print(table(result))
     return 0 if result["greedy_identical"] else 1

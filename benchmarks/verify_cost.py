@@ -2,7 +2,7 @@
 
     python benchmarks/verify_cost.py [--out benchmarks/results]        # on a CUDA GPU (minutes)
     python benchmarks/verify_cost.py --tiny --out /tmp/verify-cost      # CPU smoke test, tiny shapes
-    python benchmarks/verify_cost.py --table-only                       # re-render the stored run's box
+    make regen WHAT=benchmark-tables:verify_cost                         # re-render the stored run's box
 
 Speculation pays when checking k draft tokens in one pass costs little more than writing one
 token. This measures that cost outside any serving engine: a decoder with the shape of
@@ -277,14 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help="tiny shapes on the CPU: a smoke test of this script")
     parser.add_argument("--ctx", type=int, default=None, help=f"cached tokens per sequence (default {CTX}; --tiny: 16)")
     parser.add_argument("--repeats", type=int, default=None, help=f"timed replays per figure (default {REPEATS})")
-    parser.add_argument("--table-only", action="store_true",
-                        help="measure nothing: rewrite verify_cost.md from the stored verify_cost.json")
     args = parser.parse_args(argv)
-    if args.table_only:
-        result = json.loads((args.out / "verify_cost.json").read_text())
-        (args.out / "verify_cost.md").write_text(table(result))
-        print(table(result))
-        return 0
     import torch
 
     if args.tiny and args.out.resolve() == DEFAULT_OUT.resolve():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import subprocess
 import sys
@@ -23,12 +22,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import stored_output
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "snippets" / "acceptance" / "check_acceptance.py"
-# The output the calculator page shows; regenerate with SPECDEC_UPDATE_OUTPUTS=1 and review the diff.
+# The output the quick start shows (make regen WHAT=test-outputs stores a fresh one: stored_output.py).
 SHOWN = ROOT / "snippets" / "acceptance" / "output" / "check_acceptance_triton.out"
-UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
 
 
 def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -58,9 +57,7 @@ def test_on_the_pinned_releases_behaviour_it_says_no_measure_is_available(stand_
     # What the page shows: the same run, with the stand-in's port and model name as a reader's would be.
     shown = done.stdout.replace(stand_in_server.http_url, "http://localhost:8000")
     shown = shown.replace("model draft_target,", "model tensorrt_llm,")
-    if UPDATE:
-        SHOWN.write_text(shown)
-    assert SHOWN.read_text() == shown, f"{SHOWN.relative_to(ROOT)} differs from a fresh run: SPECDEC_UPDATE_OUTPUTS=1"
+    stored_output.check(SHOWN, shown)
 
 
 def _release_models() -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from specdec_guide.regen import hint
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -43,7 +45,8 @@ def stored():
 
 
 def test_the_included_table_is_rendered_from_the_stored_json(bench, stored):
-    assert (RESULTS / "real_model.md").read_text() == bench.table(stored)
+    assert (RESULTS / "real_model.md").read_text() == bench.table(stored), \
+        f"real_model.md is not the render of real_model.json: {hint('benchmark-tables', 'real_model')}"
 
 
 def test_speedups_and_the_goal_follow_from_the_stored_times(bench, stored):
@@ -120,7 +123,8 @@ def test_the_stored_verification_cost_run_is_complete_and_says_where_it_ran(stor
 
 def test_the_box_is_rendered_from_the_stored_run_and_the_page_types_no_figure(verify_cost, stored_verify_cost):
     md = (RESULTS / "verify_cost.md").read_text()
-    assert md == verify_cost.table(stored_verify_cost)
+    assert md == verify_cost.table(stored_verify_cost), \
+        f"verify_cost.md is not the render of verify_cost.json: {hint('benchmark-tables', 'verify_cost')}"
     page = (ROOT / "docs" / "speculative_decoding" / "choosing_a_method.md").read_text()
     assert '    --8<-- "benchmarks/results/verify_cost.md"' in page  # inside the box, indented
     figures = set(re.findall(r"\d+\.\d+×?", md.split("| --- |")[-1]))
@@ -207,7 +211,8 @@ def served():
 
 
 def test_the_served_table_is_rendered_from_the_stored_json(served_bench, served):
-    assert (RESULTS / "served_ngram.md").read_text() == served_bench.table(served)
+    assert (RESULTS / "served_ngram.md").read_text() == served_bench.table(served), \
+        f"served_ngram.md is not the render of served_ngram.json: {hint('benchmark-tables', 'served_ngram')}"
     assert served["greedy_identical"] is True, served["mismatches"]
 
 

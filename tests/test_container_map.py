@@ -8,12 +8,13 @@ import yaml
 from site_build import ROOT
 from specdec_guide.releases import containers
 from specdec_guide.diagnostics import UserError
+from specdec_guide.regen import hint
 from specdec_guide.releases.tracks import Registry
 
 
 def test_snippet_is_the_render_of_the_data():
     assert (ROOT / containers.SNIPPET).read_text() == containers.markdown(), \
-        "snippets/versions/container_map.md is stale: python -m specdec_guide.releases.containers --write"
+        f"snippets/versions/container_map.md is stale: {hint('container-map')}"
     page = (ROOT / "docs/speculative_decoding/versions.md").read_text()
     assert '--8<-- "snippets/versions/container_map.md"' in page
 

@@ -2,7 +2,7 @@
 
 `specdec_guide.pagewalk` does the walking; here every page with runnable commands is walked and
 what each command prints is compared with the output the page shows (stored by
-`python -m specdec_guide.pagewalk write`), by shape: keys, value types and line forms, not the
+`make regen WHAT=walks`), by shape: keys, value types and line forms, not the
 values that change from run to run. Each page is walked once per session (the `walked_page`
 fixture of tests/conftest.py); tests/test_tools_pages.py checks the values on the same walks.
 """
@@ -18,6 +18,7 @@ import pytest
 
 from specdec_guide import coverage, pagewalk
 from specdec_guide.diagnostics import UserError
+from specdec_guide.regen import hint
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -65,9 +66,9 @@ def test_page_walk(page, walked_page):
         stored = (ROOT / step.output).read_text()
         assert pagewalk.shape(stored) == pagewalk.shape(fresh), (
             f"docs/{page}:{step.line}: {step.output} no longer matches a fresh run "
-            f"(python -m specdec_guide.pagewalk write {page}):\n--- stored\n{stored}\n--- fresh\n{fresh}")
+            f"(regenerate: {hint('walks', page)}):\n--- stored\n{stored}\n--- fresh\n{fresh}")
     for made, shown in pagewalk.SHOWN_FILES.get(page, ()):  # a file the page shows, as its commands write it
-        assert (ROOT / shown).is_file(), f"{shown} is missing (python -m specdec_guide.pagewalk write {page})"
+        assert (ROOT / shown).is_file(), f"{shown} is missing (regenerate: {hint('walks', page)})"
         assert (clone / made).is_file(), f"docs/{page}: the walk did not write {made}, which the page shows as {shown}"
         assert (clone / made).read_bytes()[:8] == (ROOT / shown).read_bytes()[:8], f"{made}: not the kind of file {shown} is"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from specdec_guide.diagnostics import UserError
+from specdec_guide.regen import hint
 from specdec_guide.site import track_snippets
 from registry import registry
 
@@ -25,7 +26,7 @@ PER_TRACK_SNIPPET_DIRS = ("llm_api", "quickstart")
 
 def test_the_written_snippets_are_their_templates():
     stale = track_snippets.stale(ROOT, registry())
-    assert not stale, f"written from snippets/PER_TRACK.yaml but stale: {stale} (python -m specdec_guide.site.track_snippets --write)"
+    assert not stale, f"written from snippets/PER_TRACK.yaml but stale: {stale} (regenerate: {hint('track-snippets')})"
     assert len(track_snippets.expected(ROOT, registry())) == len(track_snippets.load(ROOT)) * len(registry().tracks)
 
 

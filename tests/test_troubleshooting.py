@@ -9,7 +9,7 @@ it printed. These tests run every snippet and compare its output with that file,
 can only show what the tools really print.
 
 After a deliberate change (a new message wording), regenerate the files with
-``SPECDEC_UPDATE_OUTPUTS=1 python -m pytest tests/test_troubleshooting.py`` and review the diff.
+``make regen WHAT=test-outputs:tests/test_troubleshooting.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import stored_output
 import yaml
 from stand_in import LATER_DRAFT_TARGET, NO_POLICY
 
@@ -31,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "troubleshooting"
 OUT = SNIPPETS / "out"
 WRONG_YAML = ROOT / "tests" / "fixtures" / "troubleshooting"
-UPDATE = os.environ.get("SPECDEC_UPDATE_OUTPUTS") == "1"
 
 
 def _run(path: Path, cwd: Path, **env) -> str:
@@ -45,11 +45,7 @@ def _run(path: Path, cwd: Path, **env) -> str:
 
 
 def _compare(name: str, output: str) -> None:
-    expected = OUT / f"{name}.txt"
-    if UPDATE:
-        expected.write_text(output)
-    assert expected.is_file(), f"{expected} is missing: run with SPECDEC_UPDATE_OUTPUTS=1 and review it"
-    assert output == expected.read_text(), f"{name}: the output differs from {expected.relative_to(ROOT)}"
+    stored_output.check(OUT / f"{name}.txt", output)
 
 
 # ---- configuration mistakes: the validator ---------------------------------------------------

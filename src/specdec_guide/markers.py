@@ -103,6 +103,9 @@ MARKERS: dict[str, Marker] = {m.name: m for m in (
     Marker("published-figures", "<!-- specdec-guide: published-figures -->", ("page",),
            "the table of published figures the calculator compares with",
            render="specdec_guide.site.calculator:figures_table", html=True),
+    Marker("markers-table", "<!-- specdec-guide: markers-table -->", ("page",),
+           "this table: every marker of specdec_guide.markers", render="specdec_guide.markers:markdown_table",
+           html=True),
 )}
 
 
@@ -127,26 +130,6 @@ class Problem:
 
     def __iter__(self):  # (line, col, message), as the checkers' findings are
         return iter((self.line, self.col, self.message))
-
-
-def place_of(path, root=None) -> str:
-    """The place a file's markers are read in: ``page`` (Markdown), ``notebook`` (a jupytext source
-    under notebooks/) or ``snippet`` (anything else)."""
-    from pathlib import Path
-
-    path = Path(path)
-    if path.suffix.lower() == ".md":
-        return "page"
-    if path.suffix == ".py":
-        if root is not None:
-            try:
-                if path.resolve().relative_to(Path(root).resolve()).parts[:1] == ("notebooks",):
-                    return "notebook"
-            except ValueError:
-                pass
-        elif path.parent.name == "notebooks":
-            return "notebook"
-    return "snippet"
 
 
 def known(place: str | None = None) -> list[str]:
@@ -257,3 +240,10 @@ def comment(name: str, value: str | None = None, opener: str = "#") -> str:
     if spec.html or parse_line(text) is None:
         raise ValueError(f"marker '{name}' is written `{spec.syntax}`")
     return text
+
+
+def markdown_table() -> str:
+    """Every marker as a Markdown table (the contributors page includes it through its own marker)."""
+    rows = ["| Marker | Read in | What it does |", "|---|---|---|"]
+    rows += [f"| `{m.syntax}` | {', '.join(p for p in PLACES if p in m.where)} | {m.says} |" for m in MARKERS.values()]
+    return "\n".join(rows) + "\n"

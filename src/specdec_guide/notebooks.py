@@ -7,7 +7,8 @@ site renders. Those outputs must come from a real run of the current source, so
 the date, the machine and the package versions, and a hash of the code it ran. The tests
 compare that hash with the source: an edited cell without a fresh run fails the build.
 
-``python -m specdec_guide.notebooks sync|check|run`` is what ``make notebooks`` calls.
+``make regen WHAT=notebooks`` (:mod:`specdec_guide.regen`) syncs the pairs and runs the CPU ones;
+``python -m specdec_guide.notebooks`` checks that every pair is in sync and every CPU run fresh.
 """
 
 from __future__ import annotations
@@ -115,20 +116,21 @@ def out_of_sync(info: NotebookInfo) -> str | None:
     import jupytext
 
     if not info.paired.is_file():
-        return f"{info.paired} is missing (run `make notebooks`)"
+        return f"{info.paired} is missing (regenerate: make regen WHAT=notebooks:{info.source.stem})"
     py_nb = jupytext.read(info.source)
     ipynb = jupytext.read(info.paired)
     py_cells = [(c.cell_type, c.source.strip()) for c in py_nb.cells]
     nb_cells = [(c.cell_type, c.source.strip()) for c in ipynb.cells]
+    fix = f"(regenerate: make regen WHAT=notebooks:{info.source.stem})"
     if len(py_cells) != len(nb_cells):
-        return f"{info.source} has {len(py_cells)} cells, {info.paired.name} has {len(nb_cells)}"
+        return f"{info.source} has {len(py_cells)} cells, {info.paired.name} has {len(nb_cells)} {fix}"
     for i, (a, b) in enumerate(zip(py_cells, nb_cells), start=1):
         if a != b:
-            return f"{info.source}: cell {i} differs from {info.paired.name}"
+            return f"{info.source}: cell {i} differs from {info.paired.name} {fix}"
     if (py_nb.metadata.get("specdec_guide") or {}) != {
         k: v for k, v in (ipynb.metadata.get("specdec_guide") or {}).items() if k != "last_run"
     }:
-        return f"{info.source}: specdec_guide metadata differs from {info.paired.name}"
+        return f"{info.source}: specdec_guide metadata differs from {info.paired.name} {fix}"
     return None
 
 
@@ -139,9 +141,9 @@ def stale_outputs(info: NotebookInfo) -> str | None:
     nb = nbformat.read(info.paired, as_version=4)
     stamp = (nb.metadata.get("specdec_guide") or {}).get("last_run")
     if not stamp:
-        return f"{info.paired}: no specdec_guide.last_run stamp (run `make notebooks`)"
+        return f"{info.paired}: no specdec_guide.last_run stamp ({_rerun(info)})"
     if stamp.get("code_sha256") != code_hash(nb):
-        return f"{info.paired}: code changed since the stored run of {stamp.get('date')} (run `make notebooks`)"
+        return f"{info.paired}: code changed since the stored run of {stamp.get('date')} ({_rerun(info)})"
     for i, cell in enumerate(nb.cells, start=1):
         if cell.cell_type == "code" and cell.source.strip() and cell.get("execution_count") is None:
             return f"{info.paired}: code cell {i} has no execution count: it did not run"
@@ -149,6 +151,12 @@ def stale_outputs(info: NotebookInfo) -> str | None:
             if out.get("output_type") == "error":
                 return f"{info.paired}: code cell {i} stored an error"
     return None
+
+
+def _rerun(info: NotebookInfo) -> str:
+    if info.tier == "gpu":
+        return "run `make test-gpu` in its container"
+    return f"regenerate: make regen WHAT=notebooks:{info.source.stem}"
 
 
 def sync(info: NotebookInfo) -> None:
@@ -225,33 +233,18 @@ def execute(info: NotebookInfo, timeout: int = CELL_TIMEOUT_S) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specdec_guide.notebooks")
-    parser.add_argument("action", choices=("sync", "check", "run"),
-                        help="sync: .py -> .ipynb; check: pairs in sync and outputs fresh; run: execute CPU notebooks")
+    parser = argparse.ArgumentParser(
+        prog="python -m specdec_guide.notebooks",
+        description="check that every jupytext pair is in sync and every CPU notebook's stored run is fresh "
+                    "(make regen WHAT=notebooks refreshes them)")
     parser.add_argument("names", nargs="*", help="only these notebooks (file names or stems)")
-    parser.add_argument("--tier", choices=TIERS, default="cpu",
-                        help="run: the tier to execute (gpu needs an NVIDIA GPU and tensorrt_llm: make test-gpu)")
     args = parser.parse_args(argv)
     try:
         infos = [i for i in list_notebooks()
                  if not args.names or i.source.name in args.names or i.source.stem in args.names]
         problems = []
         for info in infos:
-            if args.action == "sync":
-                sync(info)
-                print(f"synced {info.paired}")
-            elif args.action == "run":
-                if info.tier != args.tier:
-                    print(f"skipped {info.source.name}: tier {info.tier} (this run: --tier {args.tier})")
-                    continue
-                if info.tier == "gpu":
-                    from specdec_guide.gpu_tier import missing
-
-                    if missing():
-                        raise UserError("GPU notebooks need " + " and ".join(missing()), exit_code=1)
-                print(f"ran {info.paired} in {execute(info, timeout=GPU_CELL_TIMEOUT_S if info.tier == 'gpu' else CELL_TIMEOUT_S):.1f} s")
-            else:
-                problems += [p for p in (out_of_sync(info), info.tier == "cpu" and stale_outputs(info)) if p]
+            problems += [p for p in (out_of_sync(info), info.tier == "cpu" and stale_outputs(info)) if p]
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0

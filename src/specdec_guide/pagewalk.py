@@ -9,11 +9,13 @@ reader's clone, and stops at the first command that fails.
 - A block titled ``... keeps running ...`` is a server: it runs in the background (the reader's
   first terminal) until it prints :data:`READY`, and is stopped when the walk ends, in ``finally``.
 - A ``text`` block right after a step that includes ``snippets/**.out`` shows what the step
-  prints. ``python -m specdec_guide.pagewalk write PAGE`` stores the walk's output there (with
+  prints. ``make regen WHAT=walks:PAGE`` (:func:`write_outputs`) stores the walk's output there (with
   what changes from run to run masked: ports, timings, temp names); the test walks the page again
   and fails when the fresh output no longer has the stored shape (:func:`shape`).
 - A file a page shows that one of its commands writes (a plot) is listed in :data:`SHOWN_FILES`;
-  ``write`` copies it from the walk into the repository too.
+  :func:`write_outputs` copies it from the walk into the repository too.
+
+``python -m specdec_guide.pagewalk [PAGE ...]`` walks pages without storing anything.
 
 The folder that stands for the clone holds a link to every top-level entry of this checkout, and
 ``.venv`` links to the venv running the walk, so the page's own set-up snippet (``source
@@ -311,16 +313,13 @@ def write_outputs(page: str, root: Path | None = None) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specdec_guide.pagewalk",
-                                     description="walk the guide's pages in a fresh shell; store what they print")
-    parser.add_argument("action", choices=["write", "walk"])
+                                     description="walk the guide's pages in a fresh shell (make regen WHAT=walks "
+                                                 "stores what they print)")
     parser.add_argument("pages", nargs="*", help=f"pages under docs/ (default: {', '.join(WALKED_PAGES)})")
     args = parser.parse_args(argv)
     try:
         for page in args.pages or WALKED_PAGES:
-            if args.action == "write":
-                write_outputs(page)
-            else:
-                print(f"docs/{page}: walked in {walk(page).seconds:.0f}s")
+            print(f"docs/{page}: walked in {walk(page).seconds:.0f}s")
     except UserError as err:
         print(f"pagewalk: {err}", file=sys.stderr)
         return 1

@@ -7,8 +7,8 @@ has (``matrix_tensorrt_llm``; a ``matrix_note`` where the two differ, and "Cover
 matrix); the rendered table is the snippet ``snippets/versions/container_map.md``, which the page
 includes and ``tests/test_container_map.py`` keeps equal to this render.
 
-    python -m specdec_guide.releases.containers          # print the table
-    python -m specdec_guide.releases.containers --write  # refresh the snippet
+    python -m specdec_guide.releases.containers   # print the table
+    make regen WHAT=container-map                 # refresh the snippet (specdec_guide.regen)
 """
 
 from __future__ import annotations
@@ -100,11 +100,7 @@ def markdown(rows: list[dict] | None = None, tracks: dict[str, str] | None = Non
 
 
 def main(argv: list[str]) -> int:
-    text = markdown()
-    if "--write" in argv:
-        SNIPPET.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    sys.stdout.write(markdown())
     return 0
 
 

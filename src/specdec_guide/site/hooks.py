@@ -14,7 +14,7 @@
 - ``speculative_decoding/field_notes.md``: the symptom index, the error index and the notes, from
   ``schemas/field_notes/`` (:mod:`specdec_guide.field_notes`).
 - Each notebook page gets a "last verified" banner from the provenance stamp that
-  ``make notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
+  ``make regen WHAT=notebooks`` writes (or, for GPU notebooks, the container and TRT-LLM version the
   notebook declares).
 - Formulas in notebook pages become MathML at build time (``latex2mathml``), which browsers
   draw natively: mkdocs-jupyter leaves the TeX for a MathJax script whose ``src`` it leaves

@@ -7,8 +7,8 @@ template lives under ``templates:`` in ``snippets/PER_TRACK.yaml``, keyed by the
 track. The written files stay in the repository, because pages include them (``--8<--``) and the
 validator and tests read them like any other snippet.
 
-    python -m specdec_guide.site.track_snippets           # exit 1, naming each file that is stale
-    python -m specdec_guide.site.track_snippets --write   # (re)write them all
+    python -m specdec_guide.site.track_snippets   # exit 1, naming each file that is stale
+    make regen WHAT=track-snippets                # (re)write them (specdec_guide.regen calls write)
 
 Placeholders are ``{{name}}`` with a name of :data:`FIELDS`; anything else in double braces is an error,
 so a typo never reaches a page.
@@ -40,7 +40,7 @@ def load(root: Path) -> dict[str, str]:
     path = root / MANIFEST
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text) or {}
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     except OSError as err:
         raise UserError(f"{path}:1:1: cannot read the per-track templates: {err}") from None
     except yaml.YAMLError as err:
@@ -105,21 +105,16 @@ def write(root: Path, registry=None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specdec_guide.site.track_snippets", description=__doc__.split("\n")[0])
-    ap.add_argument("--write", action="store_true", help="write the files that are missing or stale")
     ap.add_argument("--root", type=Path, default=None, help="the repository (default: this checkout)")
     args = ap.parse_args(argv)
     root = (args.root or repo_root()).resolve()
     try:
-        if args.write:
-            for rel in write(root):
-                print(f"wrote {rel}")
-            return 0
         bad = stale(root)
     except UserError as err:
         print(err, file=sys.stderr)
         return 2
     for rel in bad:
-        print(f"{rel}: stale (python -m specdec_guide.site.track_snippets --write)", file=sys.stderr)
+        print(f"{rel}: stale (regenerate: make regen WHAT=track-snippets)", file=sys.stderr)
     return 1 if bad else 0
 
 

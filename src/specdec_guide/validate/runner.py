@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from specdec_guide import markers
 from specdec_guide.diagnostics import Diagnostic
 from specdec_guide.validate import kinds, walk
 from specdec_guide.validate.notes import is_note
@@ -106,6 +107,13 @@ def read_text(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
         return None, (*position_of(data, err.start), f"not UTF-8 text (byte {err.start})")
 
 
+def marker_place(path: Path, kind: str, root: Path) -> str:
+    """Where a file's ``specdec-guide:`` markers are read (:data:`specdec_guide.markers.PLACES`)."""
+    if kind in ("page", "markdown"):
+        return "page"
+    return "notebook" if kind == "python" and kinds.is_notebook(path, root) else "snippet"
+
+
 def pick_track(text: str, path: Path, registry: Registry, override: str | None):
     """``(track, None)`` or ``(None, (line, col, message))`` for a bad directive."""
     if override:
@@ -119,7 +127,8 @@ def pick_track(text: str, path: Path, registry: Registry, override: str | None):
         return registry.resolve(None), None
     track = registry.find(name)
     if track is None or not track.exists:
-        ln = next((i for i, line in enumerate(text.split("\n"), 1) if name in line and "trtllm" in line), 1)
+        found = markers.first(text, "trtllm")
+        ln = found.line if found is not None else 1
         return None, (ln, 1, f"unknown TRT-LLM track '{name}' in the trtllm= directive "
                              f"(known: {', '.join(registry.names())})")
     return track, None
@@ -277,12 +286,17 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
         if kind is None:
             if path.resolve() in explicit:
                 report.diagnostics.append(Diagnostic(shown, 0, 0, "no validator applies to this kind of file"))
+            elif path.suffix.lower() in (".yaml", ".yml"):
+                # A misspelt llm-api-yaml marker leaves its file unjudged: the marker line is still read.
+                text, _ = read_text(path)
+                report.diagnostics += [Diagnostic(shown, *p) for p in markers.problems(text or "", "snippet")]
             continue
         text, problem = read_text(path)
         if text is None:
             report.diagnostics.append(Diagnostic(shown, *problem))
             report.results.append(FileResult(path, kind))
             continue
+        report.diagnostics += [Diagnostic(shown, *p) for p in markers.problems(text, marker_place(path, kind, root))]
         track = None
         if kind != "page":
             track, bad = pick_track(text, path, registry, trtllm)
