@@ -13,6 +13,7 @@ import pytest
 
 from specdec_guide import cli, payoff
 from specdec_guide.diagnostics import UserError
+from specdec_guide.regen import hint
 
 ROOT = Path(__file__).resolve().parents[1]
 VERIFY_JSON = ROOT / "benchmarks" / "results" / "verify_cost.json"
@@ -141,7 +142,8 @@ def test_the_calculator_pages_command_prints_its_stored_output_exactly(capsys):
     line = next(x for x in (ROOT / "snippets/tools/estimate_figure.sh").read_text().splitlines()
                 if x.startswith("specdec-guide estimate"))
     assert cli.main(shlex.split(line)[1:]) == 0
-    assert capsys.readouterr().out == (ROOT / "snippets/tools/output/estimate_figure.out").read_text()
+    assert capsys.readouterr().out == (ROOT / "snippets/tools/output/estimate_figure.out").read_text(), \
+        f"estimate_figure.out differs from a fresh run: {hint('walks', 'speculative_decoding/calculator.md')}"
 
 
 def test_a_bad_cost_block_in_the_methods_registry_is_named(tmp_path):
