@@ -22,7 +22,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specdec_guide.templates import TRACK as DEFAULT_TRACK
+from registry import default_track
+
+DEFAULT_TRACK = default_track()
 
 DRAFTER = Path(__file__).resolve().parents[1] / "snippets" / "drafters" / "prompt_lookup_drafter.py"
 #: The synchronous copy's name, as the guide's pages call it (snippets/triton/render_sync.sh).
@@ -55,14 +57,6 @@ FIDELITY_KINDS = {
 SAME_AS_SESSION = {"dt": "draft_target", "sync": SYNC, "trtllmsampler": "ngram"}
 
 
-def _draft_key(track: str) -> str | None:
-    """The draft key as the track's snapshot spells it, where that is not the template's own."""
-    from registry import registry
-
-    name = registry().resolve(track).draft_key_field
-    return name if name != "speculative_model_dir" else None
-
-
 def fidelity_name(track: str, kind: str) -> str:
     """The model serving ``kind`` (FIDELITY_KINDS) for ``track`` on the session server."""
     if track == DEFAULT_TRACK and kind in SAME_AS_SESSION:
@@ -73,11 +67,9 @@ def fidelity_name(track: str, kind: str) -> str:
 def _fidelity_models(tracks) -> dict:
     models = {}
     for track in tracks:
-        draft_key = _draft_key(track)
         for kind, (template, extra) in FIDELITY_KINDS.items():
             if fidelity_name(track, kind) not in SAME_AS_SESSION.values():
-                key = {"draft_key": draft_key} if template == "draft_target" and draft_key else {}
-                models[fidelity_name(track, kind)] = (template, {**extra, "track": track, **key})
+                models[fidelity_name(track, kind)] = (template, {**extra, "trtllm": track})
     # A model with max_batch_size > 0: the release refuses its [1, n] text_input. (The teaching
     # departures are tested on LATER_DRAFT_TARGET.)
     models["batched"] = ("baseline", {"max_batch_size": 4, "decoupled": False})
@@ -93,8 +85,7 @@ def _tracks() -> list[str]:
 #: name -> (template, extra render options); ``model`` is the tiny target, ``DRAFT`` the tiny draft.
 #: Options besides templates.render's own: ``shows`` (triton_config.cpu_behaviour), ``sampler_type``,
 #: ``policy: False`` (no model_transaction_policy in config.pbtxt), ``pbtxt_decoupled`` (the policy
-#: config.pbtxt gives, whatever model.yaml says), ``track`` (the release model.yaml names) and
-#: ``draft_key`` (the draft key's spelling).
+#: config.pbtxt gives, whatever model.yaml says); ``trtllm`` is render's own (the track it renders for).
 MODELS = {
     "tensorrt_llm": ("baseline", {}),  # decoupled, under the name the snippets and notebooks use
     SYNC: ("baseline", {"decoupled": False}),  # decoupled: false (/infer, unary gRPC)
@@ -138,8 +129,6 @@ def render_models(repo: Path, models: dict, target, draft) -> Path:
         sampler = kwargs.pop("sampler_type", None)
         policy = kwargs.pop("policy", True)
         pbtxt_decoupled = kwargs.pop("pbtxt_decoupled", None)
-        track = kwargs.pop("track", None)
-        draft_key = kwargs.pop("draft_key", None)
         model = templates.render(method, model=str(target), out=repo, force=True,
                                  **({} if name == "tensorrt_llm" else {"name": name}), **kwargs)
         yaml_path = model / "1" / "model.yaml"
@@ -151,10 +140,6 @@ def render_models(repo: Path, models: dict, target, draft) -> Path:
             edit(yaml_path, "backend: pytorch\n", f"backend: pytorch\nsampler_type: {sampler}\n")
         if shows:
             edit(yaml_path, "\ntriton_config:\n", f"\ntriton_config:\n  cpu_behaviour: [{', '.join(shows)}]\n")
-        if track:
-            yaml_path.write_text(re.sub(r"trtllm=\S+", f"trtllm={track}", yaml_path.read_text()))
-        if draft_key:
-            edit(yaml_path, "speculative_model_dir:", f"{draft_key}:")
     return repo
 
 

@@ -64,9 +64,9 @@ def _release_models() -> list[str]:
     """The stand-in's model of every CPU method, as the default track serves it with its default sampler."""
     from stand_in import fidelity_name
 
-    from specdec_guide.templates import TRACK
+    from registry import default_track
 
-    return [fidelity_name(TRACK, "ngram"), "draft_target", "user_provided"]
+    return [fidelity_name(default_track(), "ngram"), "draft_target", "user_provided"]
 
 
 @pytest.mark.parametrize("model", _release_models())

@@ -22,7 +22,7 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine import config as engine_config
 from specdec_guide.site import version_tables
 from specdec_guide.site.hooks import expand_markers
-from registry import SCHEMA_DIR, methods, registry, track_methods, tracks
+from registry import SCHEMA_DIR, default_track, methods, registry, track_methods, tracks
 import registry_checks as checks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +164,7 @@ def test_method_has_its_template(method):
     m = methods_registry.get(method)
     folder = templates.template_dir(method)
     assert (folder / "config.pbtxt").is_file() and (folder / "1" / "model.yaml").is_file(), folder
-    assert _spec(folder / "1" / "model.yaml").get("decoding_type") == m.spelling(templates.TRACK), folder
+    assert _spec(folder / "1" / "model.yaml").get("decoding_type") == m.spelling(default_track()), folder
 
 
 @pytest.mark.parametrize("method", methods())

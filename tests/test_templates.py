@@ -229,7 +229,7 @@ def test_render_trtllm_refuses_a_hub_id_as_the_draft_where_the_release_does_not_
     """Driven by the behaviour record of the container's release (hub_id_as_speculative_model)."""
     from specdec_guide.releases.tracks import Registry
 
-    assert Registry().resolve(templates.TRACK).behaviour.value("hub_id_as_speculative_model") is False
+    assert Registry().resolve(default_track()).behaviour.value("hub_id_as_speculative_model") is False
     with pytest.raises(UserError) as err:
         _render(tmp_path, "eagle3", engine="trtllm", draft_model="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
                 trtllm_model_dir=_fake_container(tmp_path))

@@ -3,7 +3,11 @@
 A template is what the guide shows (config.pbtxt + 1/model.yaml with ``${...}`` markers). Render
 copies it, fills the markers, and adds the 1/model.py that executes it: our CPU reference engine
 (``--engine cpu``) or TensorRT-LLM's own llmapi model.py from the Triton container
-(``--engine trtllm``). Only PyYAML is imported here; the CLI loads this module on every start.
+(``--engine trtllm``). ``--trtllm`` picks the track (default: the registry's default), and the
+rendered model.yaml follows it: its release line, the ``decoding_type`` spelling and draft-model key
+of that release (from methods.yaml and the track's snapshot), its ``trtllm=`` marker, and the
+track's container for the llmapi model files. Only PyYAML is imported here; the CLI loads this
+module on every start.
 """
 
 from __future__ import annotations
@@ -15,15 +19,18 @@ import sys
 from pathlib import Path
 
 from specdec_guide.diagnostics import UserError
-
 from specdec_guide.releases import methods as _methods
+from specdec_guide.releases.tracks import Registry, Track
 
 # The methods and what each needs or refuses come from the methods registry (schemas/methods.yaml).
 _REGISTRY = _methods.load()
 METHODS = tuple(m.id for m in _REGISTRY)
 ENGINES = ("cpu", "trtllm")
 DEFAULT_NAME = "tensorrt_llm"
-TRACK = "1.1.0"  # the track the templates' model.yaml files are written for (their trtllm= comment)
+# The lines of a template's model.yaml that name or depend on the release: render sets them for the track.
+_RELEASE_LINE = re.compile(r"(?m)^# TensorRT-LLM (\S+) llmapi model \(Triton [^)]*\)(.*)$")
+_DECODING_TYPE = re.compile(r"(?m)^(  decoding_type:)[ \t]*\S+")
+_DRAFT_KEY = re.compile(r"(?m)^(  )(?:speculative_model_dir|speculative_model):")
 
 NEEDS_DRAFT_MODEL = {m.id for m in _REGISTRY if m.needs == "draft_model"}
 NEEDS_DRAFTER = {m.id for m in _REGISTRY if m.needs == "drafter"}
@@ -61,13 +68,40 @@ def template_dir(method: str) -> Path:
     return templates_root() / _methods.get(method).template / DEFAULT_NAME
 
 
-def _container_model_files() -> tuple[str, list[str]]:
-    """Where the container keeps the llmapi model.py and which files to take, from the snapshot."""
-    from specdec_guide.diagnostics import load_data_yaml
-
-    facts = load_data_yaml((_PKG / "schemas" / TRACK / "triton.yaml").read_text())["llmapi_model"]
+def _container_model_files(track: Track) -> tuple[str, list[str]]:
+    """Where the track's container keeps the llmapi model.py and which files to take, from its snapshot."""
+    facts = track.triton.get("llmapi_model") or {}
+    if not facts.get("container_path") or not facts.get("files"):
+        raise UserError(f"TensorRT-LLM {track.id}: its snapshot ({track.folder / 'triton.yaml'}) records no "
+                        "llmapi_model container_path and files, so --engine trtllm cannot name them")
     files = [f.split("/", 1)[1] for f in facts["files"] if f.startswith("1/") and f.endswith(".py")]
     return facts["container_path"] + "/1", files
+
+
+def for_track(text: str, method: str, track: Track, path: Path) -> str:
+    """A template's model.yaml text as ``track``'s release reads it: the release line names the track's
+    TensorRT-LLM and container, ``decoding_type`` is the method's spelling there (methods.yaml) and the
+    draft model sits under the key the track's snapshot names (``Track.draft_key_field``)."""
+    found = _RELEASE_LINE.search(text)
+    if found is None:
+        raise UserError(f"{path}:1:1: the template has no '# TensorRT-LLM <version> llmapi model (Triton <tag>)' "
+                        "line to set")
+    release = f"# TensorRT-LLM {track.trtllm_version} llmapi model (Triton {track.container_tag or track.container})"
+    written_for = found.group(1)
+    if written_for != track.trtllm_version:
+        # The template's prose describes the release it was written for; the keys below are the track's.
+        release = (f"# (Rendered for TensorRT-LLM {track.trtllm_version} from a template written for {written_for}: "
+                   f"the keys and values are {track.trtllm_version}'s,\n# and a comment naming {written_for} "
+                   f"describes that release.)\n{release}")
+    text = text[:found.start()] + release + found.group(2) + text[found.end():]
+    spelling = _methods.get(method).spelling(track.id)
+    if spelling is not None:
+        text, n = _DECODING_TYPE.subn(rf"\g<1> {spelling}", text)
+        if n != 1:
+            raise UserError(f"{path}:1:1: the template has no speculative_config decoding_type line to set")
+    if track.draft_key_field is not None:
+        text = _DRAFT_KEY.sub(rf"\g<1>{track.draft_key_field}:", text)
+    return text
 
 
 def _yaml_value(value: str) -> str:
@@ -116,19 +150,18 @@ def _fill_config(config: str, triton_config: dict, path: Path) -> str:
     return config
 
 
-def _check_draft_hub_id(draft_model: str) -> None:
+def _check_draft_hub_id(draft_model: str, track: Track) -> None:
     """--engine trtllm: refuse a hub id as the draft or head where the container's release reads only folders.
 
     Driven by the release's behaviour record (fact hub_id_as_speculative_model), not by a version test.
     """
-    from specdec_guide.releases.tracks import Registry
     from specdec_guide.validate.behaviour_rules import looks_like_hub_id
 
     if Path(draft_model).expanduser().exists() or not looks_like_hub_id(draft_model):
         return
-    fact = Registry().resolve(TRACK).behaviour.facts.get("hub_id_as_speculative_model")
+    fact = track.behaviour.facts.get("hub_id_as_speculative_model")
     if fact is not None and fact.value is False:
-        raise UserError(f"--draft-model {draft_model}: a Hugging Face hub id, but TensorRT-LLM {TRACK} (the "
+        raise UserError(f"--draft-model {draft_model}: a Hugging Face hub id, but TensorRT-LLM {track.id} (the "
                         f"container's release) reads the draft model / EAGLE-3 head only from a local folder: download "
                         f"it first (huggingface_hub.snapshot_download('{draft_model}', local_dir=...)) and pass that "
                         f"directory")
@@ -206,17 +239,20 @@ def render(
     decoupled: bool | None = None,
     force: bool = False,
     trtllm_model_dir: str | Path | None = None,
+    trtllm: str | None = None,
 ) -> Path:
-    """Render ``method`` into the repository ``out`` as model ``name``; return the model folder.
+    """Render ``method`` into the repository ``out`` as model ``name`` for the track ``trtllm`` (an id or
+    alias; ``None``: the registry's default); return the model folder.
 
     Raises UserError for every mistake a reader can make. With ``engine="trtllm"`` and no
     container files at hand, the repository is still written and the UserError says what to copy.
     """
     import yaml
 
+    track = Registry().resolve(trtllm)
     if method not in METHODS:
         raise UserError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
-    _methods.require(method, TRACK)
+    _methods.require(method, track.id)
     if engine not in ENGINES:
         raise UserError(f"unknown engine {engine!r}; choose cpu or trtllm")
     if not model and engine != "cpu":
@@ -257,7 +293,7 @@ def render(
     if max_batch_size is not None and max_batch_size < 0:
         raise UserError("--max-batch-size must be >= 0")
     if draft_model and engine == "trtllm":
-        _check_draft_hub_id(draft_model)
+        _check_draft_hub_id(draft_model, track)
     notes = [check_model_path("--model", model, engine)]
     if draft_model:
         notes.append(check_model_path("--draft-model", draft_model, engine))
@@ -279,7 +315,8 @@ def render(
     src = template_dir(method)
     yaml_path = src / "1" / "model.yaml"
     try:
-        text = _fill_model_yaml(read_utf8(yaml_path), values, max_batch_size, decoupled)
+        text = for_track(_fill_model_yaml(read_utf8(yaml_path), values, max_batch_size, decoupled), method, track,
+                         yaml_path)
     except UserError as err:
         msg = str(err)
         raise UserError(msg if msg.startswith(str(yaml_path)) else f"{yaml_path}:1:1: {msg}") from None
@@ -306,28 +343,31 @@ def render(
     target = _prepare_out(out, name, force)
     (target / "1").mkdir(parents=True)
     (target / "config.pbtxt").write_text(config)
-    stamp = f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from model_repo_templates/llmapi/{method}.\n"
+    # The trtllm= line names the track: the CPU stand-in answers as that release, and `specdec-guide
+    # validate` and `doctor` check the file against its snapshot.
+    stamp = (f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from "
+             f"model_repo_templates/llmapi/{method}.\n# specdec-guide: trtllm={track.id}\n"
+             + ("# specdec-guide: engine=cpu\n" if engine == "cpu" else ""))
     (target / "1" / "model.yaml").write_text(stamp + text)
     if drafter_file is not None:
         shutil.copyfile(drafter_file, target / "1" / drafter_file.name)
 
     if engine == "cpu":
-        _cpu_stand_in_files(target, text, method, engine)
         model_py = _PKG / "engine" / "model.py"
         if not model_py.exists():
             raise UserError(f"CPU engine model.py not found at {model_py}")
         shutil.copyfile(model_py, target / "1" / "model.py")
         return target
 
-    container_dir, files = _container_model_files()
+    container_dir, files = _container_model_files(track)
     src_dir = Path(trtllm_model_dir) if trtllm_model_dir else Path(container_dir)
     missing = [f for f in files if not (src_dir / f).is_file()]
     if missing:
         dest = target.resolve() / "1"
         print(
             f"TensorRT-LLM's llmapi model files are not here ({src_dir}). Copy {', '.join(files)} from\n"
-            f"  {container_dir}/ in nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3 into {dest}/, e.g.:\n"
-            f"  docker run --rm -v {dest}:/dst nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3 \\\n"
+            f"  {container_dir}/ in {track.container} into {dest}/, e.g.:\n"
+            f"  docker run --rm -v {dest}:/dst {track.container} \\\n"
             f"    cp {' '.join(f'{container_dir}/{f}' for f in files)} /dst/",
             file=sys.stderr,
         )
@@ -337,22 +377,11 @@ def render(
     return target
 
 
-def _cpu_stand_in_files(target: Path, text: str, method: str, engine: str) -> None:
-    """Name the track in model.yaml: the stand-in answers as the release the ``trtllm=`` comment names.
-
-    (config.pbtxt already carries model.yaml's max_batch_size and policy: ``_fill_config``.)
-    """
-    stamp = (f"# Rendered by `specdec-guide repo render --method {method} --engine {engine}` from "
-             f"model_repo_templates/llmapi/{method}.\n"
-             f"# specdec-guide: trtllm={TRACK}\n# specdec-guide: engine=cpu\n")
-    (target / "1" / "model.yaml").write_text(stamp + text)
-
-
 def _run(args) -> int:
     target = render(
         args.method, args.model, args.out, engine=args.engine, draft_model=args.draft_model,
         drafter=args.drafter, name=args.name, max_batch_size=args.max_batch_size, decoupled=args.decoupled, force=args.force,
-        trtllm_model_dir=args.trtllm_model_dir,
+        trtllm_model_dir=args.trtllm_model_dir, trtllm=args.trtllm,
     )
     print(f"rendered {args.method} ({args.engine} engine) into {target}")
     if args.engine == "cpu":
@@ -376,8 +405,10 @@ def register(subparsers) -> None:
     p.add_argument("--model", help="target model: HF name or local checkpoint dir (--engine cpu default: "
                    "SmolLM2-135M-Instruct from `specdec-guide models fetch`, fetched if needed)")
     p.add_argument("--draft-model", help="draft model (draft_target) or EAGLE-3 head (eagle3): a local directory "
-                   f"(--engine trtllm: TensorRT-LLM {TRACK} in the container does not download hub ids here); --engine "
-                   "cpu without --model defaults it to `specdec-guide models draft`")
+                   "(--engine trtllm: refused as a hub id where the track's release does not download one here); "
+                   "--engine cpu without --model defaults it to `specdec-guide models draft`")
+    p.add_argument("--trtllm", metavar="TRACK", help="TensorRT-LLM track to render for, an id or alias "
+                   "(1.1.0, latest, ...; default: tracks.yaml's default): its keys, spellings and container")
     p.add_argument("--drafter", help="user_provided, CPU engine: drafter class as module:Class, or "
                    "file.py:Class (the file is copied into the model folder)")
     p.add_argument("--engine", choices=ENGINES, default="cpu",
