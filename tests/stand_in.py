@@ -37,7 +37,7 @@ LATER_DRAFT_TARGET = "draft_target_later_release"
 NO_POLICY = "no_policy"
 #: The policy block that `repo render` writes into config.pbtxt (removed for NO_POLICY).
 POLICY = "model_transaction_policy {\n  decoupled: true\n}\n"
-#: From its launch: its 15 models load while the lane's jobs and other tests share the 2 cores
+#: From its launch: its 15 models load while other tests share the 2 cores
 #: (measured in the session: 11-19 s with the engine host; 141 s when each stub imported torch and
 #: transformers itself). Generous: a stalled load is launched again (TritonServer.wait_ready).
 STAND_IN_READY_S = 480

@@ -20,9 +20,7 @@ import pytest
 
 from specdec_guide.bench import results, run_aiperf
 from specdec_guide.diagnostics import UserError
-from prefetch import LANE, stand_in_is_ready, stand_in_ready
-from prefetch import tiny_models as session_tiny_models
-from stand_in import LATER_DRAFT_TARGET, STAND_IN_READY_S
+from stand_in import LATER_DRAFT_TARGET
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPETS = ROOT / "snippets" / "bench"
@@ -73,42 +71,34 @@ def _generate(server, model: str, prompt: str) -> dict:
 
 
 # -- AIPerf end to end ------------------------------------------------------------------------
-def _aiperf_job(tmp_path_factory):
-    """A lane job: the page's AIPerf command against the session server's LATER_DRAFT_TARGET at
-    concurrency 2 (one level: AIPerf writes into OUT itself; the notebook runs the sweep, which
-    writes OUT/concurrency_<n>/)."""
-    server = stand_in_ready(STAND_IN_READY_S)
+@pytest.fixture(scope="module")
+def aiperf(server, tiny_models, tmp_path_factory):
+    """(results folder, AIPerf temp folders left behind): the page's AIPerf command against the
+    session server's LATER_DRAFT_TARGET at concurrency 2 (one level: AIPerf writes into OUT itself;
+    the notebook runs the sweep, which writes OUT/concurrency_<n>/)."""
+    if (why := _aiperf_missing()) is not None:
+        pytest.skip(why)
     out = tmp_path_factory.mktemp("aiperf")
     texts = [t for group in PROMPTS.values() for t in group]
     prompts = run_aiperf.write_prompts(out / "prompts.jsonl", texts, MAX_TOKENS)
     before = set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*"))
-    run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET,
-                       tokenizer=session_tiny_models(tmp_path_factory)[0], prompts=prompts, out=out / "results",
-                       concurrency=(2,), requests=len(texts), timeout=480, root=ROOT)
+    run_aiperf.profile(triton_http=server.http_address, model=LATER_DRAFT_TARGET, tokenizer=tiny_models[0],
+                       prompts=prompts, out=out / "results", concurrency=(2,), requests=len(texts), timeout=480,
+                       root=ROOT)
     return out / "results", set(Path(tempfile.gettempdir()).glob("aiperf_mmap_*")) - before
 
 
-if _aiperf_missing() is None:
-    # The waiting thread's (pool "wait"), once the session server is ready: one short AIPerf level
-    # at concurrency 2 against a tiny model; on a CPU lane it ran after notebook 08 and before the
-    # basics notebook, on the session's longest chain.
-    LANE.add("aiperf:test_bench", _aiperf_job, lambda item: "aiperf_run" in getattr(item, "fixturenames", ()),
-             prepare=session_tiny_models, pool="wait", ready=stand_in_is_ready)
-
-
 @pytest.fixture(scope="module")
-def aiperf_run(server):
-    """The AIPerf run's results folder (a lane job: run in the background, awaited here)."""
-    if (why := _aiperf_missing()) is not None:
-        pytest.skip(why)
-    return LANE.result("aiperf:test_bench")[0]
+def aiperf_run(aiperf):
+    """The AIPerf run's results folder."""
+    return aiperf[0]
 
 
 @needs_aiperf
-def test_aiperf_leaves_nothing_in_the_temp_dir(aiperf_run):
+def test_aiperf_leaves_nothing_in_the_temp_dir(aiperf):
     """AIPerf 0.13.0 writes a memory-map folder per level into the temp dir and leaves it: run_aiperf
     gives it a temp dir of its own and removes it."""
-    assert LANE.result("aiperf:test_bench")[1] == set()
+    assert aiperf[1] == set()
 
 
 @needs_aiperf

@@ -10,8 +10,7 @@
   checks the links of Markdown pages, not those inside rendered notebooks nor the tables of
   contents that mkdocs-jupyter makes; this checks every link the browser sees.
 
-Every page is loaded once, and every check reads that one visit (``visits``, a job of the lane:
-it runs in the background while other tests run). Uses the system's
+Every page is loaded once, and every check reads that one visit (``visits``). Uses the system's
 headless Chromium (Debian package `chromium`; .ci/run installs it) on the session's site build
 (``built_site``, `mkdocs build --strict`, what `make serve` serves), served over HTTP.
 """
@@ -29,7 +28,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from prefetch import LANE
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs headless Chromium (apt-get install chromium)")
@@ -188,19 +186,17 @@ _TABLES = """() => [...document.querySelectorAll('article table')]
 _LINKS = "() => [...document.querySelectorAll('a[href]')].map(a => a.href)"
 
 
-def _visit_every_page(tmp_path_factory) -> dict:
+def _visit_every_page(out: Path) -> dict:
     """{"base": the URL it was served at, "pages": {page url: what the checks need from it}}: every
-    page of the session's build loaded once, every tab's content shown. A job of the lane
-    (tests/prefetch.py), with its own HTTP server and Chromium, in a thread of its own: Playwright's
-    sync API refuses a thread that has an asyncio loop (a lane thread that ran a notebook has one)."""
-    out, result = LANE.result("site:built")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    page of the build loaded once, every tab's content shown, with its own HTTP server and Chromium,
+    in a thread of its own: Playwright's sync API refuses a thread that has an asyncio loop (a
+    notebook run by nbmake in this worker may have left one)."""
     got: dict = {}
 
     def visit():
         try:
             got["value"] = _visit(out)
-        except BaseException as err:  # noqa: BLE001 - raised again below, in the job
+        except BaseException as err:  # noqa: BLE001 - raised again below, in the test
             got["error"] = err
 
     thread = threading.Thread(target=visit, name="specdec-test-visits")
@@ -231,14 +227,16 @@ def _visit(out: Path) -> dict:
     return {"base": base, "pages": seen}
 
 
-if CHROMIUM:
-    LANE.add("site:visits", _visit_every_page, lambda item: "visits" in getattr(item, "fixturenames", ()))
+@pytest.fixture(scope="module")
+def visit(built_site):
+    """The one visit of every page (``_visit_every_page``)."""
+    return _visit_every_page(built_site)
 
 
 @pytest.fixture(scope="module")
-def visits():
-    """{page url: what the checks need from it} (``_visit_every_page``, run on the lane)."""
-    return LANE.result("site:visits")["pages"]
+def visits(visit):
+    """{page url: what the checks need from it}."""
+    return visit["pages"]
 
 
 def test_no_code_block_hides_text_behind_a_scroll_bar_and_no_number_is_broken(visits):
@@ -484,8 +482,8 @@ def dead_links(site_dir: Path, base: str, links: dict[str, list[str]]) -> list[s
     return problems
 
 
-def test_no_link_leads_nowhere(built_site, visits):
-    base = LANE.result("site:visits")["base"]  # the links are absolute, at the visit's own server
+def test_no_link_leads_nowhere(built_site, visit, visits):
+    base = visit["base"]  # the links are absolute, at the visit's own server
     assert any(u.startswith("speculative_decoding/notebooks/") for u in visits)
     problems = dead_links(built_site, base, {url: seen["links"] for url, seen in visits.items()})
     assert not problems, "\n".join(problems)

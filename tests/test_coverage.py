@@ -57,14 +57,9 @@ def test_markdown_cells_name_each_test_as_code_so_the_site_can_break_it():
         assert cell == f"{label}: `test_one_long_name`<br>`test_two`", cell
 
 
-def test_markdown_page_for_the_site():
-    # In a process of its own: the fixture snapshot named in this process's environment would reach
-    # the lane's jobs running beside this test (tests/prefetch.py), which read the real one.
-    code = f"from pathlib import Path; from specdec_guide import coverage; print(coverage.markdown_page(Path({str(FIX / 'clean')!r})), end='')"
-    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, SPECDEC_GUIDE_SCHEMA_DIR=str(FIX / "schemas")),
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    page = done.stdout
+def test_markdown_page_for_the_site(monkeypatch):
+    monkeypatch.setenv("SPECDEC_GUIDE_SCHEMA_DIR", str(FIX / "schemas"))
+    page = coverage.markdown_page(FIX / "clean")
     assert page.startswith("# How every snippet is verified\n")
     assert "| `snippets/serve/ngram.sh` | checked against schema of TRT-LLM 1.1.0 |" in page
 

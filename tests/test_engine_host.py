@@ -24,7 +24,6 @@ from specdec_guide.engine.host import EngineHostGone, RemoteEngine, engine_for
 from specdec_guide.engine.requests import RequestError, parse_request
 from specdec_guide.triton import serves_cpu_engine
 
-from prefetch import ahead
 from processes import children, until
 
 PROMPT = "abc abc abc abc def abc abc"
@@ -259,7 +258,6 @@ def test_the_session_servers_stubs_never_load_torch(stand_in_server):
     assert not [pid for pid in stubs if "libtorch" in maps(pid)]
 
 
-@ahead  # a server of its own that mostly waits: on the lane (tests/prefetch.py)
 def test_an_orderly_stop_ends_the_host_and_its_engines(tmp_path, tiny_models):
     from specdec_guide import templates
     from specdec_guide.triton import serve

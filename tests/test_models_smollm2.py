@@ -21,8 +21,7 @@ from specdec_guide.triton import free_ports
 
 def _fetch(out, pinned_sha: str | None = None, **pip_env) -> subprocess.CompletedProcess:
     """ensure_checkpoint(out) in a process of its own, with pip's configuration and cache ignored and
-    ``pip_env`` applied (``pinned_sha``: another pinned hash). A subprocess, not monkeypatch: the lane's
-    jobs (tests/prefetch.py) start processes meanwhile, and must not inherit this pip setting."""
+    ``pip_env`` applied (``pinned_sha``: another pinned hash), as a reader's fresh shell would run it."""
     env = {k: v for k, v in os.environ.items() if k not in
            ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX")}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", **pip_env)
@@ -101,7 +100,7 @@ def test_refuses_a_folder_it_did_not_write(tmp_path):
 
 
 def test_default_folder_follows_xdg_cache_home(tmp_path):
-    # In a process of its own: the lane's jobs read XDG_CACHE_HOME in this one (the cached checkpoint).
+    # In a process of its own: default_dir() as a fresh process computes it from XDG_CACHE_HOME.
     got = subprocess.run([sys.executable, "-c", "from specdec_guide.models import smollm2; print(smollm2.default_dir())"],
                          capture_output=True, text=True, timeout=60, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert got.stdout.strip() == str(tmp_path / "specdec-guide" / "smollm2-135m-instruct"), got.stderr

@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 import stored_output
 import yaml
-from prefetch import ahead
 
 from specdec_guide import pagewalk, templates
 from specdec_guide.site.hooks import expand_markers
@@ -217,7 +216,6 @@ def _run(snippet: Path, replace: dict[str, str], env: dict | None = None, timeou
 
 
 @pytest.mark.triton
-@ahead(waits=False)  # its own tritonserver on SmolLM2 (about 25 s, a core busy): on the lane (tests/prefetch.py)
 def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_dir):
     target = smollm2_dir  # a real small model, so the stored answer reads as an answer
     # The image's llmapi repository, as the stand-in imitates it: shipped model.yaml not decoupled,

@@ -12,7 +12,6 @@ import struct
 
 import pytest
 import yaml
-from prefetch import LANE
 
 from site_build import ROOT, build, copy_tree
 from specdec_guide.notebooks import list_notebooks
@@ -75,8 +74,6 @@ def test_every_notebook_is_in_the_nav():
 
 
 # --- the checks themselves must be able to fail: break a copy, expect a failed build ---
-# Each build of a copy is a job of the lane (tests/prefetch.py): built in the background while
-# other tests run; a test that gets here first builds it itself.
 BROKEN_LINKS = [
     ("[gone](speculative_decoding/nope.md)", "nope.md"),
     ("[gone](speculative_decoding/index.md#no-such-heading)", "no-such-heading"),
@@ -93,45 +90,44 @@ def _append(path, text):
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
-def _copy_build(name: str):
-    def job(tmp_path_factory):
-        tree = copy_tree(tmp_path_factory.mktemp(f"site_{name}") / "repo")
-        _append(tree / "docs/index.md", BREAKS[name])
-        return build(tree, tree.parent / "out")
+@pytest.fixture(scope="module")
+def broken_copy(tmp_path_factory):
+    """broken_copy(NAME) -> the finished build of a copy broken by BREAKS[NAME] (each built once)."""
+    built = {}
 
-    return job
+    def get(name: str):
+        if name not in built:
+            tree = copy_tree(tmp_path_factory.mktemp(f"site_{name}") / "repo")
+            _append(tree / "docs/index.md", BREAKS[name])
+            built[name] = build(tree, tree.parent / "out")
+        return built[name]
 
-
-for _name in BREAKS:
-    LANE.add(f"site:copy_{_name}", _copy_build(_name),
-             lambda item, name=_name: getattr(item, "originalname", "") in _BUILD_USERS[name])
-_BUILD_USERS = {"include": ("test_broken_include_fails_the_build",),
-                "links": ("test_broken_internal_link_fails_the_build", "test_the_copy_warns_only_of_what_was_broken")}
+    return get
 
 
 def _warnings(result) -> list[str]:
     return [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("WARNING")]
 
 
-def test_the_copy_warns_only_of_what_was_broken():
+def test_the_copy_warns_only_of_what_was_broken(broken_copy):
     """The control for the tests below: the copy holds every input the site reads (a missing one would
     warn too), so each of them fails for the one thing it breaks: the links copy's build warns of its
     planted links and of nothing else."""
-    result = LANE.result("site:copy_links")
+    result = broken_copy("links")
     warnings = _warnings(result)
     assert len(warnings) == len(BROKEN_LINKS), warnings
     assert all(sum(complaint in w for _, complaint in BROKEN_LINKS) == 1 for w in warnings), warnings
 
 
-def test_broken_include_fails_the_build():
-    result = LANE.result("site:copy_include")
+def test_broken_include_fails_the_build(broken_copy):
+    result = broken_copy("include")
     assert result.returncode != 0
     assert "no/such/file.sh" in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("link, complaint", BROKEN_LINKS)
-def test_broken_internal_link_fails_the_build(link, complaint):
-    result = LANE.result("site:copy_links")
+def test_broken_internal_link_fails_the_build(link, complaint, broken_copy):
+    result = broken_copy("links")
     assert result.returncode != 0
     assert complaint in result.stdout + result.stderr
     # ...as a warning, which --strict turns into the failure

@@ -25,7 +25,6 @@ from specdec_guide.diagnostics import UserError
 from specdec_guide.engine.config import fact_or_lead
 from specdec_guide.triton import TritonServer
 from registry import tracks
-from prefetch import ahead
 from stand_in import ENGINE_ENV as ENV, LATER_DRAFT_TARGET, edit, fidelity_name, set_policy
 
 TRACKS = tuple(tracks())
@@ -326,13 +325,11 @@ def _failing_repo(root, target, draft, *, auto_complete: bool):
     return repo
 
 
-@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_FACT_load_failures_with_the_launcher(tmp_path, tiny_models):
     """llmapi_triton_config_required_keys under our launcher (auto-complete off, as the container's)."""
     _load_failures(tmp_path, tiny_models, auto_complete=False)
 
 
-@ahead
 def test_FACT_load_failures_with_auto_complete(tmp_path, tiny_models):
     """llmapi_triton_config_required_keys and auto_complete_policy_conflict_fails with auto-complete."""
     _load_failures(tmp_path, tiny_models, auto_complete=True)

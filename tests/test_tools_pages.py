@@ -21,7 +21,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATE_PAGE = "speculative_decoding/estimate.md"
 DOCTOR_PAGE = "speculative_decoding/doctor.md"
-WALKS_NEEDED = (ESTIMATE_PAGE, DOCTOR_PAGE)  # walked ahead by the lane (tests/conftest.py)
 
 
 def _output(result, snippet: str) -> str:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from prefetch import ahead
 from processes import descendants
 from stand_in import NO_POLICY, POLICY, SYNC
 
@@ -303,7 +302,6 @@ def test_32_concurrent_clients_10_requests_each(server):
 
 
 # -- models that must not load ----------------------------------------------------------------
-@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models):
     """EAGLE-3 / MTP (need TensorRT-LLM) and an unknown decoding_type, in one server start.
     Only the three serve (each model that loads costs its engine's load): model.py comes from a
@@ -338,7 +336,6 @@ def test_models_that_cannot_load_fail_with_file_and_reason(tmp_path, tiny_models
     assert server.proc is None and not server.shm_files()
 
 
-@ahead  # a server of its own that must fail to load: on the lane (tests/prefetch.py)
 def test_malformed_rendered_config_pbtxt_fails_with_line_and_column(tmp_path, tiny_models):
     target, _ = tiny_models
     model = templates.render("baseline", model=str(target), out=tmp_path / "repo")
@@ -361,7 +358,6 @@ def test_rendered_model_yaml_is_what_the_engine_reads(server):
 
 
 # -- the reader's own start-up path -------------------------------------------------------------
-@ahead  # its own server from the page's scripts, mostly waiting: on the lane (tests/prefetch.py)
 def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, tiny_models):
     """render.sh, serve.sh, generate.sh in a fresh folder as the guide's page shows them, on the
     tiny target (TARGET) to stay fast; only the ports are moved, through the environment.

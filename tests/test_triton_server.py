@@ -2,8 +2,6 @@
 
 These tests check starting, readiness, failure reporting and cleanup of the real bundled
 tritonserver, independent of the CPU engine (test_triton_llmapi.py covers that).
-Those marked ``@ahead`` spend seconds waiting on tritonserver (its shutdown polls once a second)
-at almost no CPU: their bodies run on the lane (tests/prefetch.py) while other tests run.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from prefetch import ahead
 from processes import descendants, procs
 
 from specdec_guide.diagnostics import UserError
@@ -82,7 +79,6 @@ def _generate(http_url: str, text: str) -> dict:
         return json.loads(r.read())
 
 
-@ahead
 def test_serve_starts_answers_and_cleans_up(tmp_path):
     repo = _echo_repo(tmp_path)
     with serve(repo, timeout=60) as server:
@@ -98,7 +94,6 @@ def test_serve_starts_answers_and_cleans_up(tmp_path):
     assert "Started HTTPService at 127.0.0.1" in server.log()  # loopback only, and the log survives stop()
 
 
-@ahead
 def test_two_servers_side_by_side_get_their_own_ports_and_shm(tmp_path):
     repo = _echo_repo(tmp_path)
     with serve(repo) as a, serve(repo) as b:
@@ -108,7 +103,6 @@ def test_two_servers_side_by_side_get_their_own_ports_and_shm(tmp_path):
         assert _generate(b.http_url, "b")["text_output"] == "b"
 
 
-@ahead
 def test_malformed_config_pbtxt_fails_fast_with_file_line_col(tmp_path):
     bad = 'name: "tensorrt_llm"\nbackend: "python"\ninput [ { name: "text_input" data_type: TYPE_STRING dims: [ -1 ] }\noutput [\n'
     repo = _echo_repo(tmp_path, config=bad)
@@ -122,7 +116,6 @@ def test_malformed_config_pbtxt_fails_fast_with_file_line_col(tmp_path):
     assert server.proc is None and not server.shm_files()
 
 
-@ahead
 def test_model_that_fails_to_load_reports_the_reason(tmp_path):
     repo = _echo_repo(tmp_path, init='raise ValueError("model.yaml: bad decoding_type")')
     with pytest.raises(UserError) as err:
@@ -130,7 +123,6 @@ def test_model_that_fails_to_load_reports_the_reason(tmp_path):
     assert "model 'tensorrt_llm' failed to load: ValueError: model.yaml: bad decoding_type" in str(err.value).splitlines()[0]
 
 
-@ahead
 def test_missing_model_py_fails_instead_of_hanging(tmp_path):
     repo = _echo_repo(tmp_path, model_py=False)
     t0 = time.monotonic()
@@ -139,7 +131,6 @@ def test_missing_model_py_fails_instead_of_hanging(tmp_path):
     assert time.monotonic() - t0 < 30
 
 
-@ahead
 def test_readiness_timeout_stops_the_server(tmp_path):
     repo = _echo_repo(tmp_path, init="import time; time.sleep(60)")
     server = TritonServer(repo, timeout=3)
@@ -148,7 +139,6 @@ def test_readiness_timeout_stops_the_server(tmp_path):
     assert server.proc is None and not server.shm_files()
 
 
-@ahead  # waits on its server, at almost no CPU: on the lane
 def test_a_stalled_load_is_launched_again_once_then_reported(tmp_path):
     """A model whose stub never answers (its initialize waits forever, using no CPU) is a stall, not
     a slow load: launched again once, then one error naming the model, long before the timeout."""
@@ -177,7 +167,6 @@ def _up(repo: Path, *ports: int) -> subprocess.Popen:
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-@ahead
 def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
     repo = _echo_repo(tmp_path / "repo")
     http, grpc, metrics = free_ports(3)
@@ -210,7 +199,6 @@ def test_cli_triton_up_serves_the_health_snippet_and_stops_on_sigterm(tmp_path):
     assert not [p for p in Path("/dev/shm").iterdir() if p.name.startswith(f"specdec{proc.pid}x")]
 
 
-@ahead
 def test_killed_launcher_takes_the_server_down(tmp_path):
     """Even SIGKILL on `triton up` (no cleanup code runs) must not leave tritonserver behind."""
     repo = _echo_repo(tmp_path / "repo")
@@ -222,7 +210,7 @@ def test_killed_launcher_takes_the_server_down(tmp_path):
                     break
             server_pids = descendants(proc.pid)
             assert server_pids
-            # From here until we have looked, no server's start (ours, the lane's, another process's)
+            # From here until we have looked, no server's start (ours, another worker's, another process's)
             # may sweep what the killed launcher leaves.
             held.enter_context(sweep_lock())
         finally:
@@ -254,7 +242,6 @@ def test_cli_triton_up_refuses_a_busy_port(tmp_path):
     assert err.strip() == f"specdec-guide triton: port {busy} on 127.0.0.1 is in use (--grpc-port)"
 
 
-@ahead
 def test_restart_on_the_same_ports_right_after_stop_is_not_refused(tmp_path):
     """Issue 12 item 3: a port whose connections sit in TIME_WAIT binds for tritonserver, so the
     launcher must not call it busy (a probe without SO_REUSEADDR did, for about a minute)."""
@@ -270,7 +257,6 @@ def test_restart_on_the_same_ports_right_after_stop_is_not_refused(tmp_path):
             assert r.status == 200, time_wait.stdout
 
 
-@ahead
 def test_triton_up_reads_the_pages_port_variables(tmp_path):
     """One set of port variables: TRITON_HTTP_PORT etc. move `triton up` and the snippets alike."""
     repo = _echo_repo(tmp_path / "repo")
