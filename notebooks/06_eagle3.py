@@ -46,20 +46,32 @@
 #   the executor. Two-model methods do not support the overlap scheduler (TensorRT-LLM turns
 #   it off; the examples set `disable_overlap_scheduler: true`).
 #
-# The 1.1.0 and 1.2.1 speculative-decoding pages list one-model EAGLE-3 for Llama 4 Maverick
-# and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B. One-model on
-# Llama-3.1-8B is nonetheless what upstream's own accuracy tests run next to two-model
-# (TensorRT-LLM `tests/integration/defs/accuracy/test_llm_api_pytorch.py`,
-# `TestLlama3_1_8BInstruct::test_eagle3`, parametrised over `eagle3_one_model`, with this head;
-# read in versions of the file not tied to the v1.1.0 tag), so the one-model YAML, template and
-# Triton section below keep the release's default on this target. This notebook
-# runs both on the 8B model and reports, for each, where its greedy output first parts from the
-# baseline (failing only inside the first 10 tokens, what upstream's EAGLE-3 tests compare).
+# **This notebook's form on Llama-3.1-8B is two-model, on 1.1.0 and on 1.2.1**, because that is
+# the form the releases' speculative-decoding pages support for this target: their tables list
+# one-model EAGLE-3 for Llama 4 Maverick only
+# and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B, and their EAGLE 3
+# example sets `eagle3_one_model = False`
+# (one-model is "for Llama 4"; 1.2.1's example names Llama-3.1-8B-Instruct). What that costs: the
+# overlap scheduler, and the speed the pages credit one-model with; the head gets a KV cache of
+# its own. What it gives: `max_concurrency` is honoured (two-model methods only).
+# One-model also runs on this target (both releases' LLM API example `llm_speculative_decoding.py`
+# uses it with this head, and upstream's accuracy tests run both forms), but TensorRT-LLM issue
+# #11125 reports garbled output from exactly that configuration on 1.2.0rc8 (whether its fix is
+# in 1.2.1 was not confirmed). So the YAML, the template and the Triton section below use
+# two-model, and this notebook runs one-model beside it on the 8B model; each run reports where
+# its greedy output first parts from a baseline built with the same overlap-scheduler setting
+# (failing only inside the first 10 tokens, what upstream's EAGLE-3 tests compare).
+# Sources: the speculative-decoding pages of
+# [1.1.0](https://nvidia.github.io/TensorRT-LLM/1.1.0/features/speculative-decoding.html) and
+# [1.2.1](https://nvidia.github.io/TensorRT-LLM/1.2.1/features/speculative-decoding.html) and their
+# LLM API examples; [#11125](https://github.com/NVIDIA/TensorRT-LLM/issues/11125); the weighing in
+# full: [Versions and keys](../versions.md#eagle-3).
 #
 # **When two-model goes away.** Both 1.1.0 and 1.2.1 ship it without a warning; TensorRT-LLM's
 # main branch has since deprecated it and then removed it, so no stable release has dropped
 # two-model EAGLE-3 yet ([what the next line changes](../versions.md#what-the-next-line-changes)
-# tells the history). The two-model cells below are for 1.1.0 and 1.2.1 only.
+# tells the history). The two-model cells and files below are for 1.1.0 and 1.2.1 only: on main an
+# explicit `eagle3_one_model: false` is refused, and this target has only the one-model form there.
 
 # %%
 import os
@@ -288,15 +300,20 @@ from tensorrt_llm import LLM, SamplingParams
 
 params = SamplingParams(max_tokens=MAX_TOKENS, return_perf_metrics=True)
 
-llm = LLM(model=TARGET)
-try:
-    baseline = llm.generate([PROMPT], params)[0].outputs[0]
-finally:
-    llm.shutdown()
+# Two baselines: two-model runs with the overlap scheduler off, one-model with it on, and each is
+# compared with a run without speculation that has the same setting, as upstream's tests compare.
+baselines = {}
+for overlap_off in (True, False):
+    llm = LLM(model=TARGET, disable_overlap_scheduler=overlap_off)
+    try:
+        baselines[overlap_off] = llm.generate([PROMPT], params)[0].outputs[0]
+    finally:
+        llm.shutdown()
+baseline = baselines[True]
 print(baseline.text)
 
 # %% [markdown]
-# Two-model, as the 1.1.0 docs list it for Llama 3.1 8B. In 1.1.0 the head's path is
+# Two-model, the form the 1.1.0 docs list for Llama 3.1 8B and this guide's files use. In 1.1.0 the head's path is
 # `speculative_model_dir` (1.2.1 renames it `speculative_model`), a local directory. Both runs
 # keep iteration statistics (`enable_iter_perf_stats`): acceptance is measured as output tokens
 # per target iteration (iterations counted, not `specDecodingStats`, which 1.1.0 keeps only for
@@ -330,11 +347,10 @@ finally:
     llm.shutdown()
 
 # %%
-# The baseline runs with the overlap scheduler on, like one-model; two-model turns it off, so
-# only the one-model comparison has the same settings and gets the 10-token check.
-for name, out, stats, prefix in (("two-model", two_model, two_model_stats, 0),
-                                 ("one-model", one_model, one_model_stats, 10)):
-    report_greedy(f"EAGLE-3 {name}", baseline.token_ids, out.token_ids, exact_prefix=prefix)
+# Each form against the baseline with its own overlap-scheduler setting: off for two-model, on for one-model.
+for name, out, stats, reference in (("two-model", two_model, two_model_stats, baselines[True]),
+                                    ("one-model", one_model, one_model_stats, baselines[False])):
+    report_greedy(f"EAGLE-3 {name}", reference.token_ids, out.token_ids, exact_prefix=10)
     check_accepted(f"EAGLE-3 {name}", acceptance_from_stats(stats, len(out.token_ids)))
     m = out.request_perf_metrics.speculative_decoding
     per_request_counters(f"EAGLE-3 {name} (LLM API)", m.total_draft_tokens, m.total_accepted_draft_tokens)
@@ -342,7 +358,7 @@ for name, out, stats, prefix in (("two-model", two_model, two_model_stats, 0),
 # %% [markdown]
 # ## 2. `trtllm-serve` and an OpenAI client
 #
-# One-model first: the cell writes exactly the guide's `snippets/llm_api/1.1.0/eagle3.yaml`.
+# The guide's form first: the cell writes exactly `snippets/llm_api/1.1.0/eagle3.yaml` (two-model).
 # The YAML value is `Eagle`: 1.1.0 has no `Eagle3` key (its dispatcher answers
 # `Invalid decoding type: Eagle3`). The head is the local directory downloaded above.
 
@@ -351,35 +367,40 @@ for name, out, stats, prefix in (("two-model", two_model, two_model_stats, 0),
 # specdec-guide: trtllm=1.1.0
 # specdec-guide: llm-api-yaml
 # EAGLE-3, TensorRT-LLM 1.1.0: on the PyTorch backend decoding_type Eagle
-# *is* EAGLE-3 (there is no Eagle3 key in this release). One-model mode is
-# the default; the 1.1.0 feature table lists only two-model for Llama 3.1 8B,
-# but upstream's accuracy tests run this head on it in both forms.
+# *is* EAGLE-3 (there is no Eagle3 key in this release). Two-model form:
+# the 1.1.0 feature table lists Llama 3.1 8B under two-model EAGLE-3 only,
+# and its EAGLE 3 example sets eagle3_one_model False (one-model "for
+# Llama 4"). Two-model does not support the overlap scheduler: it is off.
 # The head must be a local directory on 1.1.0 (a hub id is not downloaded);
 # fetch it with this one line:
 # python3 -c "from huggingface_hub import snapshot_download as d; d('yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', local_dir='/tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B')"
-speculative_config:
-  decoding_type: Eagle
-  max_draft_len: 3
-  speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
-  eagle3_one_model: true
-
-# %% [markdown]
-# The two-model file differs in two keys (`snippets/notebooks/06_eagle3/eagle3_two_model.yaml`).
-
-# %%
-# %%writefile eagle3_two_model.yaml
-# specdec-guide: trtllm=1.1.0
-# specdec-guide: llm-api-yaml
-# EAGLE-3 two-model, TensorRT-LLM 1.1.0: the head runs as a separate draft
-# model. Two-model speculation does not support the overlap scheduler, so it
-# is turned off here. The head is a local directory (1.1.0 does not
-# download a hub id here).
 disable_overlap_scheduler: true
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
   speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
   eagle3_one_model: false
+
+# %% [markdown]
+# The one-model file, to try the other form (`snippets/notebooks/06_eagle3/eagle3_one_model.yaml`):
+# `eagle3_one_model: true` and no `disable_overlap_scheduler`. Serve it the same way, with
+# `--extra_llm_api_options eagle3_one_model.yaml`, and compare its greedy output with the target alone.
+
+# %%
+# %%writefile eagle3_one_model.yaml
+# specdec-guide: trtllm=1.1.0
+# specdec-guide: llm-api-yaml
+# EAGLE-3 one-model, TensorRT-LLM 1.1.0: the head runs inside the target's
+# forward pass, and the overlap scheduler stays on. The 1.1.0 feature table
+# lists only two-model for Llama 3.1 8B; the release's LLM API example runs
+# this form on it anyway. Compare its greedy output with the target alone
+# before you rely on it. The head is a local directory (1.1.0 does not
+# download a hub id here).
+speculative_config:
+  decoding_type: Eagle
+  max_draft_len: 3
+  speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
+  eagle3_one_model: true
 
 # %% language="bash"
 # nohup trtllm-serve meta-llama/Llama-3.1-8B-Instruct --backend pytorch \
@@ -404,8 +425,8 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # ## 3. Triton's `llmapi` model
 #
 # The container's own `/app/all_models/llmapi` (its `config.pbtxt`, `model.py` and `helpers.py`),
-# copied, with a `1/model.yaml` that holds the keys of the guide's `eagle3` template (one-model,
-# as the 1.1.0 default), the target and the head (the local directory from above).
+# copied, with a `1/model.yaml` that holds the keys of the guide's `eagle3` template (two-model,
+# with the overlap scheduler off, as above), the target and the head (the local directory from above).
 #
 # The container's launcher starts `tritonserver` with `--disable-auto-complete-config`, so Triton
 # reads only `config.pbtxt`, never `model.yaml`'s `triton_config`: the cell writes the same
@@ -421,12 +442,15 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 # model: meta-llama/Llama-3.1-8B-Instruct
 # backend: pytorch
 # tensor_parallel_size: 1
-# # EAGLE-3 on 1.1.0: the YAML value Eagle, one-model; the head is a local directory.
+# # EAGLE-3 on 1.1.0: the YAML value Eagle, two-model (the form 1.1.0's table lists for Llama 3.1 8B);
+# # the head is a local directory.
 # speculative_config:
 #   decoding_type: Eagle
 #   max_draft_len: 3
 #   speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
-#   eagle3_one_model: true
+#   eagle3_one_model: false
+# # Two-model drafting runs without the overlap scheduler.
+# disable_overlap_scheduler: true
 # # Read by model.py, not passed to LLM; config.pbtxt states the same (below).
 # triton_config:
 #   max_batch_size: 0
@@ -473,7 +497,7 @@ triton = post_json("http://127.0.0.1:8000/v2/models/tensorrt_llm/generate", {
 })
 print({k: triton[k] for k in ("total_draft_tokens", "total_accepted_draft_tokens", "acceptance_rate")})
 # The same speculative settings, not the same LLM (other defaults): report where the texts part.
-report_greedy("EAGLE-3 behind Triton", one_model.text, triton["text_output"], unit="character")
+report_greedy("EAGLE-3 behind Triton", two_model.text, triton["text_output"], unit="character")
 per_request_counters("EAGLE-3 behind Triton", triton["total_draft_tokens"], triton["total_accepted_draft_tokens"])
 
 # %% language="bash"
@@ -646,9 +670,13 @@ if TWO_GPUS:
 # The head's key becomes `speculative_model` (`speculative_model_dir` stays an alias), and
 # the YAML value stays `Eagle`: the dispatcher in 1.2.1's `llm_args.py` has no `Eagle3` key.
 # (`decoding_type: Eagle3` was introduced on the main branch by PR #10124 and appears in the
-# 1.3.0rc API reference, a line with no final release yet.) This cell is checked against the
-# 1.2.1 snapshot; it
-# writes the guide's `snippets/notebooks/06_eagle3/eagle3_1.2.1.yaml`.
+# 1.3.0rc API reference, a line with no final release yet.) The form stays two-model: 1.2.1's
+# page lists Llama 3.1 8B under two-model EAGLE-3 only, and its EAGLE 3 example, on
+# Llama-3.1-8B-Instruct, sets `eagle3_one_model = False` and `disable_overlap_scheduler=True`
+# (1.2.1's feature-combination matrix marks two-model EAGLE-3 with the overlap scheduler as
+# supported; the page says two-model cannot use it, and the file keeps it off). This cell is
+# checked against the 1.2.1 snapshot; it writes the guide's
+# `snippets/notebooks/06_eagle3/eagle3_1.2.1.yaml`.
 
 # %%
 # %%writefile eagle3_1.2.1.yaml
@@ -656,9 +684,11 @@ if TWO_GPUS:
 # specdec-guide: llm-api-yaml
 # EAGLE-3 on TensorRT-LLM 1.2.1: the YAML value is still Eagle (the 1.2.1
 # dispatcher has no Eagle3 key); the head goes under speculative_model, and
-# speculative_model_dir is accepted as an alias.
+# speculative_model_dir is accepted as an alias. Two-model, as 1.2.1's
+# feature table lists it for Llama 3.1 8B, with the overlap scheduler off.
+disable_overlap_scheduler: true
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
   speculative_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
-  eagle3_one_model: true
+  eagle3_one_model: false

@@ -42,7 +42,7 @@
 # | baseline, overlap scheduler off (`baseline_no_overlap`) | the same target, `disable_overlap_scheduler: true` | yes | yes | yes |
 # | NGram ([04](04_ngram.ipynb)) | the same target, the keys of 04's `ngram.yaml` but a private pool | yes | yes | yes |
 # | Draft/Target ([05](05_draft_target.ipynb)) | draft `meta-llama/Llama-3.2-1B-Instruct` | yes | yes | no |
-# | EAGLE-3 ([06](06_eagle3.ipynb)) | head `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B`, one-model | yes | yes | no |
+# | EAGLE-3 ([06](06_eagle3.ipynb)) | head `yuhuili/EAGLE3-LLaMA3.1-Instruct-8B`, two-model | yes | yes | no |
 # | user-provided ([the page](../user_provided.md)) | the prompt-lookup drafter of that page | **skipped** | **skipped** | yes |
 # | MTP ([07](07_mtp.ipynb)) and its own baseline | `deepseek-ai/DeepSeek-R1-0528`, TP 8, EP 8 | eight GPUs | eight GPUs | no |
 #
@@ -68,17 +68,18 @@
 # that fails there is recorded as skipped, with its log's last lines, instead of stopping the section.
 #
 # NGram runs here on the 8B target, not on TinyLlama as in 04 (the container's default model), so
-# that every single-GPU method shares one target and one baseline. EAGLE-3 runs in the one-model
-# form, 1.1.0's default and the form of 06's `eagle3.yaml` and of the guide's template.
+# that every single-GPU method shares one target and one baseline. EAGLE-3 runs in the two-model
+# form, the one 1.1.0's feature table lists for Llama 3.1 8B and the form of 06's `eagle3.yaml` and
+# of the guide's template ([why](../versions.md#eagle-3)).
 #
-# **Two baselines: the overlap scheduler.** NGram, Draft/Target and the user-provided drafter run
-# with `disable_overlap_scheduler: true`, as 04, 05 and upstream's examples do; the baseline keeps
-# 1.1.0's default, the overlap scheduler on, as EAGLE-3 and MTP do. A speed-up over that baseline
-# is what a method gains over the default deployment, and for those three methods it includes
-# losing the overlap scheduler, not only the cost of checking drafts. So every harness also runs
-# `baseline_no_overlap`, the target alone with the overlap scheduler off, and the results give each
+# **Two baselines: the overlap scheduler.** NGram, Draft/Target, two-model EAGLE-3 and the
+# user-provided drafter run with `disable_overlap_scheduler: true`, as 04, 05, 06 and upstream's
+# examples do; the baseline keeps 1.1.0's default, the overlap scheduler on, as MTP does. A speed-up
+# over that baseline is what a method gains over the default deployment, and for those four methods
+# it includes losing the overlap scheduler, not only the cost of checking drafts. So every harness
+# also runs `baseline_no_overlap`, the target alone with the overlap scheduler off, and the results give each
 # row two speed-ups: over `baseline`, and like for like, over the baseline with the same overlap
-# setting (`baseline_no_overlap` for those three methods, `baseline` for the others). The table
+# setting (`baseline_no_overlap` for those four methods, `baseline` for the others). The table
 # names the baseline of each.
 #
 # **It needs only the container.** No clone of this guide, nothing installed: the cells use the
@@ -314,7 +315,7 @@ for s in SKIPPED:
 import csv
 import math
 
-OVERLAP_OFF = {"baseline_no_overlap", "ngram", "draft_target", "user_provided"}  # disable_overlap_scheduler: true
+OVERLAP_OFF = {"baseline_no_overlap", "ngram", "draft_target", "eagle3", "user_provided"}  # disable_overlap_scheduler: true
 TPI, TPI_KEY = "trtllm_bench_tokens_per_iteration", "trtllm_bench_acceptance_key"
 COLUMNS = ["harness", "model", "method", "overlap_scheduler", "concurrency", "requests", "output_tok_s",
            "tok_s_per_user", "speedup", "like_for_like_baseline", "speedup_like_for_like", TPI, TPI_KEY]
@@ -460,8 +461,8 @@ for model, texts in PROMPTS.items():
 # same keys (a cell checks that it does). NGram: 04's keys (`max_matching_ngram_size` has no usable
 # default on 1.1.0: set it), except `is_public_pool: false`. Draft/Target: the YAML value
 # `DraftTarget` and the local draft.
-# EAGLE-3: `decoding_type: Eagle` (1.1.0 has no `Eagle3` key), one-model, the local head. The
-# two-model methods turn the overlap scheduler off, as upstream's examples do.
+# EAGLE-3: `decoding_type: Eagle` (1.1.0 has no `Eagle3` key), two-model (`eagle3_one_model: false`),
+# the local head. The two-model methods turn the overlap scheduler off, as upstream's examples do.
 # `baseline_no_overlap.yaml` turns it off without speculation: the like-for-like baseline of those
 # methods.
 #
@@ -480,7 +481,8 @@ for model, texts in PROMPTS.items():
 # %%writefile baseline_no_overlap.yaml
 # specdec-guide: trtllm=1.1.0
 # specdec-guide: llm-api-yaml
-# The target alone with the overlap scheduler off, as NGram, Draft/Target and the user-provided drafter run.
+# The target alone with the overlap scheduler off, as NGram, Draft/Target, two-model EAGLE-3 and
+# the user-provided drafter run.
 disable_overlap_scheduler: true
 
 # %%
@@ -512,12 +514,13 @@ speculative_config:
 # %%writefile eagle3.yaml
 # specdec-guide: trtllm=1.1.0
 # specdec-guide: llm-api-yaml
-# EAGLE-3 one-model, the keys of notebook 06: the head is a local directory on 1.1.0.
+# EAGLE-3 two-model, the keys of notebook 06: the head is a local directory on 1.1.0.
+disable_overlap_scheduler: true
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
   speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
-  eagle3_one_model: true
+  eagle3_one_model: false
 
 # %% [markdown]
 # DeepSeek-R1 without and with MTP: 07's speculative keys (one MTP module drafts one token), and
@@ -924,11 +927,12 @@ triton_config:
 model: meta-llama/Llama-3.1-8B-Instruct
 backend: pytorch
 tensor_parallel_size: 1
+disable_overlap_scheduler: true
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
   speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
-  eagle3_one_model: true
+  eagle3_one_model: false
 triton_config:
   max_batch_size: 0
   decoupled: true
@@ -1378,10 +1382,10 @@ else:
 # - In each harness, follow a method's speed-up from concurrency 1 to 64. Speculation spends spare
 #   GPU compute on drafts; as the batch grows that spare compute shrinks
 #   ([Choosing a method](../choosing_a_method.md) explains the cost of checking drafts as the batch
-#   grows). For EAGLE-3 and MTP, which keep the overlap scheduler as `baseline` does, the level where
-#   the speed-up falls to 1.0 marks where speculation stops paying on this GPU for these prompts.
-# - NGram, Draft/Target and the user-provided drafter run with the overlap scheduler off, so their
-#   speed-up over `baseline` also counts the loss of the overlap scheduler: it says what switching
+#   grows). For MTP, which keeps the overlap scheduler as its baseline does, the level where the
+#   speed-up falls to 1.0 marks where speculation stops paying on this GPU for these prompts.
+# - NGram, Draft/Target, two-model EAGLE-3 and the user-provided drafter run with the overlap
+#   scheduler off, so their speed-up over `baseline` also counts the loss of the overlap scheduler: it says what switching
 #   from the default deployment to the method gains or costs at that concurrency, and where it
 #   falls to 1.0 is not where checking drafts alone stops paying. Their like-for-like speed-up, over
 #   `baseline_no_overlap`, leaves the scheduler out; `baseline_no_overlap`'s own speed-up over
