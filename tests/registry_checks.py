@@ -194,6 +194,10 @@ def orphans(repo: Repo) -> list[str]:
             for p in (repo.root / FIXTURES).rglob("*") if p.is_dir() and p.name in ids}
     for name in sorted(seen - NOT_PER_TRACK - set(PER_TRACK_FIXTURES)):
         out.append(f"{FIXTURES / name} has per-track folders: list it in PER_TRACK_FIXTURES (tests/registry_checks.py)")
+    templates = {m.template for m in repo.methods}
+    for folder in sorted(p for p in (repo.root / "model_repo_templates" / "llmapi").iterdir() if p.is_dir()):
+        if folder.name not in templates:
+            out.append(f"{folder.relative_to(repo.root)}/ is the template of no method of methods.yaml")
     for m in repo.methods:
         unknown = set(getattr(m, "tracks", ())) - ids
         if unknown:
@@ -222,6 +226,21 @@ def track_problems(repo: Repo, tid: str) -> list[str]:
 
 
 # ---- one method --------------------------------------------------------------------------------
+def nav_pages(repo: Repo) -> set[str]:
+    """The docs/-relative pages of mkdocs.yml's nav."""
+    def walk(node):
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+        elif isinstance(node, dict):
+            for value in node.values():
+                yield from walk(value)
+
+    return set(walk((_yaml(repo.root / "mkdocs.yml") or {}).get("nav") or []))
+
+
 def method_files(repo: Repo, mid: str) -> list[str]:
     """The template, the snippet on every track it exists on, the page that teaches it, spelled right."""
     m = next((m for m in repo.methods if m.id == mid), None)
@@ -237,6 +256,9 @@ def method_files(repo: Repo, mid: str) -> list[str]:
         if spec.get("decoding_type") != m.decoding_type and m.decoding_type not in m.decoding_type_by_track.values():
             out.append(f"{(folder / '1' / 'model.yaml').relative_to(repo.root)}: decoding_type is not {m.decoding_type}")
     teaches = repo.root / m.teaches
+    if teaches.suffix == ".md" and teaches.is_relative_to(repo.root / "docs") and \
+            teaches.relative_to(repo.root / "docs").as_posix() not in nav_pages(repo):
+        out.append(f"{mid}: {m.teaches} is not in mkdocs.yml's nav")
     if not teaches.is_file():
         out.append(f"{mid}: {m.teaches} does not exist")
     elif m.decoding_type and m.decoding_type not in teaches.read_text(encoding="utf-8"):

@@ -51,6 +51,8 @@ WALKED_PAGES = ("speculative_decoding/triton_cpu.md", "speculative_decoding/user
                 "speculative_decoding/estimate.md", "speculative_decoding/doctor.md",
                 "speculative_decoding/calculator.md")
 NOT_WALKED = {
+    "contributors.md": "its commands scaffold a new track or method and change the repository: "
+    "tests/test_add_track.py and tests/test_add_method.py run them in a throw-away copy of it",
     "speculative_decoding/versions.md": "its commands are `trtllm-serve` on a GPU with TensorRT-LLM; "
     "`specdec-guide validate` checks their flags against the release's schema instead",
     "speculative_decoding/reading_the_numbers.md": "its one command is the AIPerf run that the benchmarking "
