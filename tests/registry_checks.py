@@ -8,6 +8,7 @@ line each (empty: nothing missing); none reads the package's own data, only the 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,20 @@ def load(root: Path) -> Repo:
 
 
 def _files(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    """The files under ``folder`` (relative, posix), dotfiles left out; os.walk, as the checks run once
+    per deleted file in tests/test_add_track.py and pathlib's rglob is several times slower."""
+    out = set()
+    for here, _dirs, names in os.walk(folder):
+        rel = os.path.relpath(here, folder).replace(os.sep, "/")
+        out.update(n if rel == "." else f"{rel}/{n}" for n in names if not n.startswith("."))
+    return out
+
+
+def _folders(folder: Path):
+    """Every folder under ``folder``, as paths."""
+    for here, dirs, _names in os.walk(folder):
+        for d in dirs:
+            yield Path(here) / d
 
 
 #: Parsed files by (path, mtime, size): the checks run once per deleted file in tests/test_add_track.py,
@@ -191,7 +205,7 @@ def orphans(repo: Repo) -> list[str]:
     out += [f"{p.relative_to(repo.root)}/ is named for a track tracks.yaml does not list" for p in folders
             if TRACK_NAME.fullmatch(p.name) and p.name not in ids]
     seen = {p.parent.relative_to(repo.root / FIXTURES).parts[0]
-            for p in (repo.root / FIXTURES).rglob("*") if p.is_dir() and p.name in ids}
+            for p in _folders(repo.root / FIXTURES) if p.name in ids}
     for name in sorted(seen - NOT_PER_TRACK - set(PER_TRACK_FIXTURES)):
         out.append(f"{FIXTURES / name} has per-track folders: list it in PER_TRACK_FIXTURES (tests/registry_checks.py)")
     templates = {m.template for m in repo.methods}

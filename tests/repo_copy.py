@@ -44,10 +44,13 @@ def copy_repository(dest: Path) -> None:
 def tree(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under ``root`` with its size and modification time (a write changes one or both)."""
     out = {}
-    for p in root.rglob("*"):
-        if p.is_file() and "__pycache__" not in p.parts:
-            st = p.stat()
-            out[p.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    for here, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            path = os.path.join(here, name)
+            if os.path.isfile(path):
+                st = os.stat(path)
+                out[os.path.relpath(path, root).replace(os.sep, "/")] = (st.st_size, st.st_mtime_ns)
     return out
 
 
