@@ -58,6 +58,12 @@ test: venv aiperf  ## the CPU tier: site, notebooks, validators, real tritonserv
 mutation: venv  ## mutation run of the core modules against their unit tests (MODULES="ngram ..." for some)
 	nice -n 15 $(BIN)/python scripts/mutation.py $(MODULES)
 
+# Not part of `make test` either: each mutant breaks the CPU stand-in on one fact, in a copy of src/,
+# and runs only that fact's fidelity tests (a tritonserver per mutant; about a minute each on 2 cores).
+# Fails when a mutant survives or no longer applies (scripts/fidelity_mutants.py; audit/fidelity_mutants.yaml).
+fidelity-mutants: venv  ## break the stand-in once per behaviour fact and check its fidelity test fails
+	nice -n 10 $(BIN)/python scripts/fidelity_mutants.py $(MUTANTS)
+
 # The GPU tier runs in the TensorRT-LLM / Triton container's own Python (its torch and
 # tensorrt_llm must stay as shipped), not in .venv: it checks the machine first, then installs
 # this package without dependencies plus the test tools, then runs what is marked `gpu`:

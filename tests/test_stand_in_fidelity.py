@@ -1,9 +1,19 @@
 """The CPU stand-in answers as the pinned release's llmapi model.py and launcher, track by track.
 
-Every test asserts one fact of the behaviour record (schemas/<track>/behaviour/*.yaml), read by id
-from the record rather than written here a second time: if a fact's value changes, the expected
-answer changes with it. Each test names its fact id (the ``FACT`` marker in its name) and the
-failure message names the fact's sources.
+Every test asserts one fact of the behaviour record (schemas/<track>/behaviour/*.yaml). Where the
+stand-in reads the fact from that record to decide its answer, the expected answer is written a
+second time, in tests/release_answers.py (``answer``): an expectation read from the same record would
+move with the stand-in and could not fail. The facts the stand-in does not read (its code holds them:
+the error prefix, the model's own checks, the keys read without a default) are read from the record
+(``recorded``). Each test names its fact id (the ``FACT`` marker in its name) and the failure message
+names the fact's sources. scripts/fidelity_mutants.py (``make fidelity-mutants``) breaks the stand-in
+once per fact and checks that these tests then fail.
+
+The two pinned tracks' records hold the same value for every fact tested here, so the per-track cases
+do not tell the tracks apart: they check that each track's models answer as the release does, and
+a stand-in that read the other track's record would pass them (a known survivor of the mutation run).
+What does differ per track, the draft key's spelling, is tested below (test_a_121_speculative_model_*
+and the load failures' spec_model_on_110).
 
 The session's tritonserver serves the request tests of both tracks (tests/stand_in.py: tiny models,
 one engine thread, the container launcher's --disable-auto-complete-config); two short-lived
@@ -14,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -22,9 +33,9 @@ import pytest
 from specdec_guide import templates
 from specdec_guide.releases.tracks import Registry
 from specdec_guide.diagnostics import UserError
-from specdec_guide.engine.config import fact_or_lead
 from specdec_guide.triton import TritonServer
 from registry import tracks
+from release_answers import ANSWERS, answer
 from stand_in import ENGINE_ENV as ENV, LATER_DRAFT_TARGET, edit, fidelity_name, set_policy
 
 TRACKS = tuple(tracks())
@@ -37,9 +48,20 @@ def fact(track: str, fact_id: str):
     return Registry().resolve(track).behaviour.fact(fact_id)
 
 
-def value(track: str, fact_id: str):
-    """A fact's value; the stand-in's documented fallback (a lead) while the record lacks it."""
-    return fact_or_lead(Registry().resolve(track).behaviour, fact_id)[0]
+def recorded(track: str, fact_id: str):
+    """The record's value of a fact the stand-in does not read (its code holds the answer)."""
+    assert fact_id not in ANSWERS, f"{fact_id}: the stand-in reads it from the record; expect answer() instead"
+    return fact(track, fact_id).value
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_the_record_says_what_the_fidelity_tests_expect(track):
+    """The record the stand-in reads and the answers the tests expect are two entries of one fact:
+    a fact changed on re-reading its sources is changed in both (tests/release_answers.py)."""
+    record = Registry().resolve(track).behaviour
+    differ = {f: (record.facts[f].value if f in record.facts else "(missing)", want)
+              for f, want in ANSWERS.items() if f not in record.facts or record.facts[f].value != want}
+    assert not differ, f"record on {track} vs tests/release_answers.py (record, expected): {differ}"
 
 
 def cite(track: str, fact_id: str) -> str:
@@ -86,7 +108,7 @@ def _stream(server, model: str, **fields) -> list[dict]:
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_model_streams_per_step(server, track):
     events = _stream(server, fidelity_name(track, "ngram"))
-    per_step = value(track, "llmapi_model_streams_per_step")
+    per_step = answer(track, "llmapi_model_streams_per_step")
     assert (len(events) > 1) == per_step and all("error" not in e for e in events), (cite(track, "llmapi_model_streams_per_step"), events)
     if not per_step:
         _, whole = _post(f"{server.http_url}/v2/models/{fidelity_name(track, 'ngram')}/generate",
@@ -101,8 +123,8 @@ def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
     status, text = _post(f"{server.http_url}/v2/models/{model}/generate_stream",
                          {"text_input": PROMPT, "streaming": True, "sampling_param_max_tokens": 4})
     accepted = status == 200 and "error" not in text
-    assert accepted == value(track, "llmapi_decoupled_from_model_yaml"), (cite(track, "llmapi_decoupled_from_model_yaml"), text)
-    assert len(_events(text)) == 1  # a non-decoupled model sends one response, whatever it is asked
+    assert accepted == recorded(track, "llmapi_decoupled_from_model_yaml"), (cite(track, "llmapi_decoupled_from_model_yaml"), text)
+    assert len(_events(text)) == 1  # Triton's rule for a non-decoupled model, not the stand-in's: context only
 
 
 # -- errors -----------------------------------------------------------------------------------
@@ -112,7 +134,7 @@ def test_FACT_llmapi_decoupled_from_model_yaml(server, track):
     ("ngram", {"sampling_param_max_tokens": 0}, "sampling_param_max_tokens"),
 ], ids=["streaming-not-decoupled", "max_tokens-0"])
 def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, reason):
-    shape = value(track, "llmapi_error_shape")
+    shape = recorded(track, "llmapi_error_shape")
     status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, model_kind)}/generate",
                          {"text_input": PROMPT, **fields})
     error = json.loads(text).get("error", "")
@@ -121,7 +143,7 @@ def test_FACT_llmapi_error_shape_on_generate(server, track, model_kind, fields, 
 
 def test_FACT_llmapi_model_checks_text_input_1d(server):
     """A model with max_batch_size > 0 gets a [1, n] text_input: the release refuses it."""
-    checks = value("1.1.0", "llmapi_model_checks")
+    checks = recorded("1.1.0", "llmapi_model_checks")
     status, text = _post(f"{server.http_url}/v2/models/batched/generate", {"text_input": PROMPT})
     refused = status != 200 and "only supports text_input being a 1D tensor" in text
     assert refused == ("text_input_1d" in checks), (cite("1.1.0", "llmapi_model_checks"), text)
@@ -130,7 +152,7 @@ def test_FACT_llmapi_model_checks_text_input_1d(server):
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_error_shape_code_on_infer(server, track):
     """The code is the release's INTERNAL: /infer maps it to the record's HTTP status."""
-    shape = value(track, "llmapi_error_shape")
+    shape = recorded(track, "llmapi_error_shape")
     body = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPT]},
                        {"name": "sampling_param_max_tokens", "shape": [1], "datatype": "INT32", "data": [0]}]}
     status, text = _post(f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/infer", body)
@@ -142,7 +164,7 @@ def test_FACT_llmapi_error_shape_code_on_infer(server, track):
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_top_p_zero_refused(server, track):
     """top_p 0 is not greedy: the executor's sampling config refuses it (0 < top_p <= 1 is accepted)."""
-    rule, shape = value(track, "llmapi_top_p_zero_refused"), value(track, "llmapi_error_shape")
+    rule, shape = answer(track, "llmapi_top_p_zero_refused"), recorded(track, "llmapi_error_shape")
     url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
     body = {"text_input": PROMPT, "sampling_param_max_tokens": 6}
     greedy, top_p0 = _post(url, body), _post(url, {**body, "sampling_param_top_p": 0.0})
@@ -156,6 +178,15 @@ def test_FACT_llmapi_top_p_zero_refused(server, track):
             cite(track, "llmapi_top_p_zero_refused"), top_p0)
 
 
+def _logged(server, pattern: str, wait_s: float = 15):
+    """The first match of ``pattern`` in the server's log, waited for: a model's log line travels from its
+    stub to the server apart from the response, and can arrive after it on a busy machine."""
+    deadline = time.monotonic() + wait_s
+    while (found := re.search(pattern, server.log())) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return found
+
+
 # A prompt that leaves the tiny target (1024 positions, one token per byte) little room, so a clamped
 # request ends within a few dozen tokens.
 NEAR_LIMIT_PROMPT = "abc " * 248
@@ -164,7 +195,7 @@ NEAR_LIMIT_PROMPT = "abc " * 248
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_max_tokens_clamped(server, track):
     """A max_tokens beyond the room after the prompt runs, clamped to that room, with a warning."""
-    rule = value(track, "llmapi_max_tokens_clamped")
+    rule = answer(track, "llmapi_max_tokens_clamped")
     asked = 100_000 + TRACKS.index(track)  # one number per track: the shared log tells them apart
     url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
     body = {"text_input": NEAR_LIMIT_PROMPT, "sampling_param_exclude_input_from_output": True,
@@ -174,7 +205,7 @@ def test_FACT_llmapi_max_tokens_clamped(server, track):
         assert status != 200, (cite(track, "llmapi_max_tokens_clamped"), text)
         return
     assert status == 200 and json.loads(text)["finish_reason"] == "length", (cite(track, "llmapi_max_tokens_clamped"), text)
-    warned = re.search(rf"sampling_param_max_tokens={asked} is larger than the room.*clamped to (\d+)", server.log())
+    warned = _logged(server, rf"sampling_param_max_tokens={asked} is larger than the room.*clamped to (\d+)")
     assert bool(warned) == rule["warning_logged"], (cite(track, "llmapi_max_tokens_clamped"), server.log()[-2000:])
     if warned:  # the clamped request is the request for exactly the room
         room = int(warned.group(1))
@@ -185,7 +216,7 @@ def test_FACT_llmapi_max_tokens_clamped(server, track):
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_stop_strings_as_bytes(server, track):
     """sampling_param_stop reaches SamplingParams as bytes: the request fails instead of stopping."""
-    rule, shape = value(track, "llmapi_stop_strings_as_bytes"), value(track, "llmapi_error_shape")
+    rule, shape = answer(track, "llmapi_stop_strings_as_bytes"), recorded(track, "llmapi_error_shape")
     url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
     body = {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_exclude_input_from_output": True}
     status, plain = _post(url, body)
@@ -209,10 +240,10 @@ def test_FACT_llmapi_perf_outputs_and_counters_as_strings(server, track):
                          {"text_input": PROMPT, "sampling_param_max_tokens": 8, "sampling_param_return_perf_metrics": True})
     assert status == 200, text
     got = json.loads(text)
-    wanted = value(track, "llmapi_perf_outputs")
+    wanted = answer(track, "llmapi_perf_outputs")
     assert set(got) - {"model_name", "model_version", "text_output"} == set(wanted), cite(track, "llmapi_perf_outputs")
     as_strings = all(isinstance(got[name], str) for name in wanted)
-    assert as_strings == value(track, "llmapi_counters_as_strings"), (cite(track, "llmapi_counters_as_strings"), got)
+    assert as_strings == recorded(track, "llmapi_counters_as_strings"), (cite(track, "llmapi_counters_as_strings"), got)
     blocks = int(got["kv_cache_alloc_total_blocks"])
     assert blocks >= 1 and got["kv_cache_reused_block"] == "0"  # the stand-in's own, never-reused cache
 
@@ -220,7 +251,7 @@ def test_FACT_llmapi_perf_outputs_and_counters_as_strings(server, track):
 @pytest.mark.parametrize("track", TRACKS)
 def test_FACT_llmapi_kv_cache_counter_values(server, track):
     """The record does not settle the release's kv_cache_* values: the stand-in sends its own count and says so."""
-    settled = value(track, "llmapi_kv_cache_counter_values")
+    settled = answer(track, "llmapi_kv_cache_counter_values")
     assert settled is None, (f"the record now says what the release's kv_cache_* outputs read ({settled!r}): make "
                              "the stand-in send that (engine/model.py _kv_cache_counters)", cite(track, "llmapi_kv_cache_counter_values"))
     url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
@@ -249,7 +280,7 @@ def _drafted(server, model: str) -> int:
 @pytest.mark.parametrize("sampler, kind", [("TorchSampler", "ngram"), ("TRTLLMSampler", "trtllmsampler")])
 def test_FACT_per_request_draft_counters_filled(server, track, sampler, kind):
     """The templates leave sampler_type at auto (TorchSampler); the same engine drafts in both."""
-    filled = value(track, "per_request_draft_counters_filled")
+    filled = answer(track, "per_request_draft_counters_filled")
     filled = filled.get(sampler) if isinstance(filled, dict) else filled
     drafted = _drafted(server, fidelity_name(track, kind))
     assert (drafted > 0) == bool(filled), (cite(track, "per_request_draft_counters_filled"), sampler, drafted)
@@ -267,9 +298,9 @@ def test_FACT_penalties_applied_by_sampler(server, track, sampler, kind):
     url = f"{server.http_url}/v2/models/{fidelity_name(track, kind)}/generate"
     body = {"text_input": DRAFTING_PROMPTS[0], "sampling_param_max_tokens": 12}
     plain, penal = _post(url, body), _post(url, {**body, **PENALTIES})
-    assert plain[0] == 200 and (penal[0] == 200) == value(track, "llmapi_penalties_honoured"), (
+    assert plain[0] == 200 and (penal[0] == 200) == recorded(track, "llmapi_penalties_honoured"), (
         cite(track, "llmapi_penalties_honoured"), penal)
-    applied = value(track, "penalties_applied_by_sampler")
+    applied = answer(track, "penalties_applied_by_sampler")
     applied = applied.get(sampler) if isinstance(applied, dict) else applied
     changed = json.loads(plain[1])["text_output"] != json.loads(penal[1])["text_output"]
     assert changed == bool(applied), (cite(track, "penalties_applied_by_sampler"), sampler, plain, penal)
@@ -281,7 +312,7 @@ def test_FACT_llmapi_cumulative_logprob_value(server, track):
     url = f"{server.http_url}/v2/models/{fidelity_name(track, 'sync')}/generate"
     status, text = _post(url, {"text_input": PROMPT, "sampling_param_max_tokens": 4, "return_cumulative_logprob": True})
     assert status == 200, text
-    assert json.loads(text)["cumulative_logprob"] == value(track, "llmapi_cumulative_logprob_value"), (
+    assert json.loads(text)["cumulative_logprob"] == answer(track, "llmapi_cumulative_logprob_value"), (
         cite(track, "llmapi_cumulative_logprob_value"), text)
     _, without = _post(url, {"text_input": PROMPT, "sampling_param_max_tokens": 4})
     assert "cumulative_logprob" not in json.loads(without)  # only when asked
@@ -294,7 +325,7 @@ def test_teaching_departures_only_when_asked_and_labelled(server):
     assert len(events) > 1 and int(events[-1]["total_draft_tokens"]) > 0, events
     texts = [e["text_output"] for e in events]
     cumulative = all(b.startswith(a) for a, b in zip(texts, texts[1:]))
-    assert cumulative == value("1.1.0", "llmapi_stream_text_is_cumulative"), cite("1.1.0", "llmapi_stream_text_is_cumulative")
+    assert cumulative == recorded("1.1.0", "llmapi_stream_text_is_cumulative"), cite("1.1.0", "llmapi_stream_text_is_cumulative")
     # Labelled where this server can: the load log names the departures (2.51's Python backend has
     # no response parameters; the pages' stored outputs carry the label in their first line).
     assert "departures asked: stream_per_step" in server.log() and "filled_draft_counters:" in server.log()
@@ -346,20 +377,24 @@ def _load_failures(tmp_path, tiny_models, auto_complete: bool) -> None:
     finally:
         server.stop()  # also when the start unexpectedly succeeded
     reasons = str(err.value).split("\nlog tail:")[0]
-    required = value("1.1.0", "llmapi_triton_config_required_keys")["auto_complete" if auto_complete else "initialize"]
+    required = recorded("1.1.0", "llmapi_triton_config_required_keys")["auto_complete" if auto_complete else "initialize"]
     assert ("'no_decoupled' failed to load" in reasons) == ("decoupled" in required), (cite("1.1.0", "llmapi_triton_config_required_keys"), reasons)
     assert "KeyError" in server.log() or "'decoupled'" in reasons
     assert "'spec_model_on_110' failed to load" in reasons and "speculative_model" in reasons, reasons
     if auto_complete:
         assert ("'no_max_batch_size' failed to load" in reasons) == ("max_batch_size" in required), reasons
-        conflicts = value("1.1.0", "auto_complete_policy_conflict_fails")
+        conflicts = recorded("1.1.0", "auto_complete_policy_conflict_fails")
         assert ("'conflict' failed to load" in reasons) == conflicts, (cite("1.1.0", "auto_complete_policy_conflict_fails"), reasons)
 
 
-def test_FACT_launcher_disables_auto_complete(server):
-    """Our launcher starts tritonserver as the container's launch_triton_server.py does."""
-    disabled = value("1.1.0", "launcher_disables_auto_complete")
-    assert ("--disable-auto-complete-config" in server._command(*_dummy_paths())) == disabled, cite("1.1.0", "launcher_disables_auto_complete")
+def test_FACT_launcher_disables_auto_complete(tmp_path):
+    """Our launcher starts tritonserver as the container's launch_triton_server.py does (the launcher
+    reads the record's fact, so the expected answer is tests/release_answers.py's); asked for
+    auto-complete, it leaves the flag out. No server is started: the command line is the answer."""
+    disabled = answer("1.1.0", "launcher_disables_auto_complete")
+    command = TritonServer(tmp_path)._command(*_dummy_paths())
+    assert ("--disable-auto-complete-config" in command) == disabled, cite("1.1.0", "launcher_disables_auto_complete")
+    assert "--disable-auto-complete-config" not in TritonServer(tmp_path, auto_complete=True)._command(*_dummy_paths())
 
 
 def _dummy_paths():
