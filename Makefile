@@ -73,7 +73,7 @@ GPU_PYTHON ?= python3
 test-gpu:  ## the GPU tier: needs an NVIDIA GPU and tensorrt_llm (run it inside the container)
 	PYTHONPATH=src $(GPU_PYTHON) -m specdec_guide.gpu_tier
 	$(GPU_PYTHON) -m pip install --quiet --no-deps -e .
-	$(GPU_PYTHON) -m pip install --quiet pytest==9.2.0 pytest-timeout==2.4.0 nbmake==1.5.5 jupytext==1.19.6
+	$(GPU_PYTHON) -m pip install --quiet pytest==9.1.1 pytest-timeout==2.4.0 nbmake==1.5.5 jupytext==1.19.6
 	$(GPU_PYTHON) -m pytest -m gpu -p no:cacheprovider -o timeout=7200 --override-ini="addopts=-ra" tests/gpu
 
 # The one way to refresh what the repository stores from a run (notebook outputs, what the walked

@@ -21,10 +21,11 @@ state (monkeypatch, the working directory) as in any pytest run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from once import once
+from once import once, session_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,11 +55,13 @@ def _kind(item) -> int:
     return 3
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_itemcollected(item):
+    # Marked as collected: xdist's worker reads the groups in its own pytest_collection_modifyitems.
+    item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
 def pytest_collection_modifyitems(config, items):
     items.sort(key=_kind)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
 
 
 @pytest.fixture(scope="session")
@@ -84,6 +87,13 @@ def stand_in_server(tmp_path_factory, tiny_models):
     ready; stopped at the end, leaving no process and no shared-memory file."""
     from stand_in import MODELS, STAND_IN_READY_S, launch, render_models
 
+    # One per session, not one per worker: a second means the `stand_in` group was split (an xdist
+    # that cannot set groups: pytest-xdist 3.8 under pytest 9.2 could not).
+    try:
+        with (session_dir(tmp_path_factory) / "stand_in_server.worker").open("x") as mark:
+            mark.write(os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    except FileExistsError:
+        pytest.fail("the session server was already started by another worker", pytrace=False)
     repo = render_models(tmp_path_factory.mktemp("stand_in_repo"), MODELS, *tiny_models)
     server = launch(repo, STAND_IN_READY_S)
     try:
