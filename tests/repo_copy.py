@@ -63,10 +63,14 @@ def page_commands(text: str) -> tuple[dict[str, str], list[str]]:
 
 def run_page_commands(root: Path, snippet: str, values: dict[str, str]) -> list[tuple[str, subprocess.CompletedProcess]]:
     """Each command of the snippet, run in ``root`` by bash with the snippet's variables (``values``
-    replacing the page's examples), the venv's python first on PATH and the copy's src on PYTHONPATH."""
+    replacing the page's examples), the venv's python first on PATH, the copy's src on PYTHONPATH and
+    pytest without worker processes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPECDEC_GUIDE_", "PYTEST_"))}
     env.update(PYTHONPATH=str(root / "src"), PYTHONDONTWRITEBYTECODE="1",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+               # A pytest the page runs stays in one process: this test already holds one of the
+               # session's xdist workers, and two more would cost twice its CPU for a few seconds' run.
+               PYTEST_ADDOPTS="-n 0")
     assigned, commands = page_commands((root / snippet).read_text(encoding="utf-8"))
     prefix = "".join(f"{k}={values.get(k, v)}; " for k, v in assigned.items())
     return [(cmd, subprocess.run(["bash", "-c", prefix + cmd], cwd=root, env=env, capture_output=True, text=True,
