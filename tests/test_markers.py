@@ -125,6 +125,19 @@ def test_validate_reports_each_marker_problem_with_its_position(tmp_path):
     assert f"docs/index.md:3:21: unknown marker 'migration-tabel' (known: {PAGE_KNOWN})" in done.stdout
 
 
+def test_in_python_only_a_comment_is_a_marker(tmp_path):
+    """A marker written in a docstring or a string (an example, test data) is not read; the same
+    line as a comment is."""
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n")
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets/client.py").write_text(
+        '"""Example::\n\n    # specdec-guide: NAME\n"""\nDATA = """\n# specdec-guide: nope\n"""\n'
+        "# specdec-guide: nope\nprint(DATA)\n")
+    report = validate_paths(None, root=tmp_path, is_verified=lambda _p: True)
+    assert [str(d) for d in report.diagnostics if "marker" in d.message] == [
+        f"snippets/client.py:8:18: unknown marker 'nope' (known: {SNIPPET_KNOWN})"]
+
+
 def test_every_page_marker_names_a_renderer_that_takes_its_arguments():
     import importlib
 

@@ -172,10 +172,10 @@ def test_a_counterpart_the_record_contradicts_is_reported(copy_root, old, new, e
 
 
 def test_the_page_says_which_counterparts_do_not_work():
-    from specdec_guide.site.hooks import on_page_markdown
+    from specdec_guide.site.hooks import expand_markers
 
     page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
-    rendered = on_page_markdown(page, None, {"config_file_path": str(ROOT / "mkdocs.yml")}, None)
+    rendered = expand_markers(page, "docs/speculative_decoding/migration.md", ROOT)
     _, found = _map_counterparts()
     for tid, _targets, spec in found:
         if spec.get("works") is False:

@@ -162,11 +162,27 @@ def _parse(m: re.Match) -> dict | None:
     return {k: v for k, v in got.groupdict().items() if v is not None} if got else None
 
 
-def problems(text: str, place: str) -> list[Problem]:
-    """Every marker line of ``text`` that is unknown, out of place, or not written as its syntax."""
+def python_comment_lines(text: str) -> set[int] | None:
+    """The lines of Python source that hold a comment (a marker in a string or docstring is an
+    example, not a marker); None when the source does not tokenize (then every line counts)."""
+    import io
+    import tokenize
+
+    try:
+        return {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                if tok.type == tokenize.COMMENT}
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+def problems(text: str, place: str, lines: set[int] | None = None) -> list[Problem]:
+    """Every marker line of ``text`` that is unknown, out of place, or not written as its syntax
+    (only on ``lines``, when given: the comment lines of a Python file)."""
     out = []
     for m in _lines(text, place):
         line, col = _position(text, m)
+        if lines is not None and line not in lines:
+            continue
         name = m["name"] or ""
         spec = MARKERS.get(name)
         if spec is None:

@@ -296,7 +296,8 @@ def validate_paths(paths: list[Path] | None = None, trtllm: str | None = None, r
             report.diagnostics.append(Diagnostic(shown, *problem))
             report.results.append(FileResult(path, kind))
             continue
-        report.diagnostics += [Diagnostic(shown, *p) for p in markers.problems(text, marker_place(path, kind, root))]
+        comments = markers.python_comment_lines(text) if path.suffix == ".py" else None
+        report.diagnostics += [Diagnostic(shown, *p) for p in markers.problems(text, marker_place(path, kind, root), comments)]
         track = None
         if kind != "page":
             track, bad = pick_track(text, path, registry, trtllm)
