@@ -175,3 +175,10 @@ def test_a_chunk_reports_its_request_counters():
     chunk = Chunk("text", [1, 2, 3], stats=stats)
     assert (chunk.total_draft_tokens, chunk.total_accepted_draft_tokens, chunk.acceptance_rate) == (4, 2, 0.5)
     assert Chunk("", []).finished is False and Chunk("", []).warnings == ()
+
+
+def test_every_input_names_itself_in_its_refusal():
+    refused("streaming: expected one value, got 2", streaming=[True, False])
+    refused("sampling_param_temperature: expected one value, got 2", sampling_param_temperature=[0.5, 0.7])
+    refused("sampling_param_top_p: expected a finite number, got 'x'", sampling_param_top_p="x")
+    refused("sampling_param_stop: expected a string, got 3", sampling_param_stop=[["a", 3]])  # nested

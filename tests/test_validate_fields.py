@@ -40,8 +40,11 @@ SNAP = {
                 "nothing": "null",
                 "unknown_type": "SomethingNotDescribed",
                 "must": {"type": "int", "required": True},
+                "loose": "int | any",
+                "table": "int | dict[str, int]",
             },
         },
+        "TrtOnly": {"fields": {"x": {"type": "int"}}, "rules": [{"kind": "backend", "allowed": ["tensorrt"]}]},
         "Holder": {"fields": {"must": {"type": "int", "required": True},
                               "hidden": {"type": "object", "required": True, "yaml": False}}},
         "Sub": {"extra": "allow", "fields": {"x": "int"}},
@@ -59,6 +62,7 @@ SNAP = {
         "Spec": {"discriminator": "decoding_type", "members": ["NGramConf", "EagleConf"], "case_insensitive": True,
                  "not_accepted": {"Medusa": "Medusa needs the TensorRT backend"}},
         "Strict": {"members": ["NGramConf"]},
+        "Kinded": {"discriminator": "kind", "members": ["EagleConf"]},
     },
 }
 
@@ -182,6 +186,8 @@ def test_field_index_names_aliases_after_their_field():
     ("ratio: 0.5", True), ("ratio: '0.5'", True), ("ratio: 'half'", False), ("ratio: false", False),
     ("flag: true", True), ("flag: 1", True), ("flag: 0", True), ("flag: 2", False), ("flag: 'Yes'", True),
     ("flag: 'off'", True), ("flag: 'maybe'", False), ("flag: 1.0", False), ("flag: {}", False),
+    ("flag: 'true'", True), ("flag: 'FALSE'", True), ("flag: 'no'", True), ("flag: 'On'", True), ("flag: '0'", True),
+    ("flag: '1'", True), ("flag: '2'", False), ("n: 'X4'", False), ("n: '-4'", True),
     ("name: auto", True), ("name: 3", False), ("name: [auto]", False),
 ])
 def test_primitive_types_follow_pydantic_lax_mode(text, ok):
@@ -475,3 +481,65 @@ def test_element_and_choice_rules():
         (1, 1, "'name' must be one of auto, Dummy (any case), got 'other' (TRT-LLM 9.9: load)")]
     assert field_rules(t, name, y("3"), "name") == []  # not text: the type check's business
     assert one("name: other")[2].startswith("'name' must be one of auto, Dummy (any case)")
+
+
+def test_null_or_anything_and_a_dict_alternative():
+    assert check("must: 1\nloose: null\nloose: [1]\n") == []  # any admits null too
+    assert one("table: {a: x}") == (2, 12, "'table.a' must be int, got 'x'")  # the dict alternative's own error
+    assert one("table: [1]") == (2, 8, "'table' must be int | dict[str, int], got a list")
+    assert check("must: 1\ntable: {a: 1}\ntable: 2\n") == []
+
+
+def test_a_key_known_elsewhere_names_every_track_that_has_it():
+    first = track("9.10", {"classes": {"Conf": {"fields": {"zzz": "int"}}}})
+    second = track("9.11", {"classes": {"Conf": {"fields": {"zzz": "int"}}}})
+    assert one("zzz: 1", registry=Registry(first, second))[2].endswith("; it exists in 9.10, 9.11")
+    assert one("zzz: 1", registry=Registry())[2].endswith("has no such field")
+
+
+def test_a_suggestion_only_for_a_close_spelling():
+    assert one("sizeof: 1")[2] == "unknown key 'sizeof': Conf in TRT-LLM 9.9 has no such field"  # 0.73 like sizes
+    assert one("sizs: [1]")[2].endswith("(did you mean 'sizes'?)")
+
+
+def test_a_union_with_its_own_discriminator():
+    checker = FieldChecker(track(), None, yaml_mode=True)
+    assert checker.check_union("Kinded", y("decoding_type: Eagle"), "k") == [
+        (1, 1, "'k' needs 'kind' (TRT-LLM 9.9 knows: Eagle)")]
+    assert checker.check_union("Kinded", y("kind: Eagle\nmax_draft_len: 2"), "k") == []
+    assert checker.check_union("Kinded", y("kind: Eagle\nmax_draft_len: x"), "k") == [
+        (2, 16, "'k.max_draft_len' must be int, got 'x'")]
+    assert checker.check_union("Kinded", y("[1]"), "k") == [(1, 1, "'k' must be a mapping with 'kind', got a list")]
+
+
+def test_a_config_call_of_a_class_outside_the_union_is_not_checked_as_a_member():
+    checker = FieldChecker(track(), None, yaml_mode=False)
+    checker.backend = "pytorch"
+    trt_only = PVal("map", 1, 1, tag="call:TrtOnly", entries=[])
+    assert checker.check_class("TrtOnly", trt_only, where="w") == [
+        (1, 1, "TrtOnly does not support the pytorch backend (it needs tensorrt)")]
+    assert checker.check_union("Spec", trt_only, "spec") == []
+
+
+def test_python_values_carry_their_kind_and_position():
+    got = expr("[None, True, 3, 2.5, 'x', b'y',\n -3, -2.5, name]")
+    assert got.items == [
+        PVal("scalar", 1, 2, value=None, tag="null"), PVal("scalar", 1, 8, value=True, tag="bool"),
+        PVal("scalar", 1, 14, value=3, tag="int"), PVal("scalar", 1, 17, value=2.5, tag="float"),
+        PVal("scalar", 1, 22, value="x", tag="str"), PVal("opaque", 1, 27),
+        PVal("scalar", 2, 2, value=-3, tag="int"), PVal("scalar", 2, 6, value=-2.5, tag="float"),
+        PVal("opaque", 2, 12)]
+    # a node built by hand, without a position: line 0, column 0
+    assert from_ast(ast.Constant(3)) == PVal("scalar", 0, 0, value=3, tag="int")
+    assert from_ast(ast.Name("x")) == PVal("opaque", 0, 0)
+
+
+def test_config_calls_nest_in_keywords_and_dict_values():
+    names = {"NGram": "NGramConf", "Outer": "Conf"}
+
+    def call_class(func):
+        return names.get(getattr(func, "id", ""))
+
+    outer = expr("Outer(spec=NGram(k=1))", call_class)
+    assert outer.tag == "call:Conf" and outer.get("spec").tag == "call:NGramConf"
+    assert expr("{'spec': NGram(k=1)}", call_class).get("spec").tag == "call:NGramConf"

@@ -383,7 +383,7 @@ def as_json(est: Estimate) -> dict:
             "overall": one(est.total, est.speedup())}
 
 
-def plot(path: Path, est: Estimate | None = None, estimates: list[Estimate] | None = None) -> None:
+def plot(path: Path, est: Estimate | None = None, estimates: list[Estimate] | None = None) -> None:  # pragma: no mutate block (a drawing)
     try:
         import matplotlib
     except ImportError:
@@ -584,7 +584,7 @@ def _number(text: str) -> float:
     return value
 
 
-def register(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> argparse.ArgumentParser:  # pragma: no mutate block (help prose)
     p = subparsers.add_parser(
         "estimate",
         help="predict NGram (or your drafter's) acceptance on logged requests, with no model",
