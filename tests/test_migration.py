@@ -333,3 +333,29 @@ def test_the_two_servers_run_in_two_containers_with_their_own_ports_and_gpus():
     assert len(set(gpus)) == 2 and all(g.startswith('"device=') for g in gpus), gpus
     page = (ROOT / "docs/speculative_decoding/migration.md").read_text()
     assert '--8<-- "snippets/migration/containers.sh"' in page and "--force" in page
+
+
+def test_every_eagle_fragment_runs_the_form_each_release_lists_for_its_eagle3_targets():
+    """The legacy EAGLE engine's counterpart, and every EAGLE-3 fragment offered instead of a method, is
+    two-model with the overlap scheduler off on each track: the release's page (fact eagle3_forms) lists
+    every EAGLE-3 target it names under two-model and only some under one-model, the default."""
+    import yaml
+
+    from specdec_guide.releases.tracks import Registry
+
+    rows, _ = migration.load(ROOT)
+    seen = 0
+    for tid in migration.TRACKS:
+        forms = Registry().resolve(tid).behaviour.facts["eagle3_forms"].value
+        assert set(forms["one_model"]) < set(forms["two_model"]), forms  # the reason for the form below
+        for row in rows:
+            entry = row.tracks[tid]
+            for text in (entry.get("yaml"), entry.get("instead")):
+                doc = yaml.safe_load(text) if text else None
+                spec = (doc or {}).get("speculative_config") or {}
+                if spec.get("decoding_type") != "Eagle":
+                    continue
+                seen += 1
+                assert spec.get("eagle3_one_model") is False, (row.show, tid, spec)
+                assert doc.get("disable_overlap_scheduler") is True, (row.show, tid, doc)
+    assert seen >= 12, seen
