@@ -42,6 +42,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 FIDELITY = "tests/test_stand_in_fidelity.py"
 LLMAPI = "tests/test_triton_llmapi.py"
@@ -52,7 +54,10 @@ REQUESTS_PY = "src/specdec_guide/engine/requests.py"
 TRITON_PY = "src/specdec_guide/triton.py"
 RECORD_110 = "src/specdec_guide/schemas/1.1.0/behaviour/triton_model.yaml"
 LLM_RECORD_110 = "src/specdec_guide/schemas/1.1.0/behaviour/llm_api.yaml"
-TRACKS = ("1.1.0", "1.2.1")
+# The tracks the per-track fidelity tests run over (tests/registry.py reads the same registry), so that a new
+# track's tests are among those each per-track mutant must fail.
+TRACKS = tuple(t["id"] for t in yaml.safe_load(
+    (ROOT / "src/specdec_guide/schemas/tracks.yaml").read_text(encoding="utf-8"))["tracks"])
 SAMPLERS = ("TorchSampler-ngram", "TRTLLMSampler-trtllmsampler")
 
 

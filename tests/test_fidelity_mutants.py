@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from registry import tracks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "fidelity_mutants.py"
@@ -43,6 +44,12 @@ def test_every_fidelity_test_has_a_mutant_that_must_fail_it():
              if t.startswith(fm.FIDELITY)}
     assert tests and not set(tests) - named, f"no mutant for: {sorted(set(tests) - named)}"
     assert not named - set(tests), f"mutants name tests that are gone: {sorted(named - set(tests))}"
+
+
+def test_the_per_track_mutants_run_every_track_of_the_registry():
+    """A per-track mutant must fail its test on every track, a track added to tracks.yaml included."""
+    fm = _script()
+    assert fm.per_track("test_x") == tuple(f"{fm.FIDELITY}::test_x[{t}]" for t in tracks()), fm.TRACKS
 
 
 def test_a_mutant_that_no_longer_applies_is_reported(tmp_path):
