@@ -141,11 +141,12 @@ def test_a_bare_counter_assertion_is_caught(tmp_path):
 
 
 @pytest.mark.parametrize("path", METHOD_NOTEBOOKS, ids=lambda p: p.name)
-def test_no_1_1_0_draft_or_head_is_a_hub_id(path):
-    """1.1.0 does not download a hub id given as speculative_model_dir (PR #10099 came with 1.2):
-    every draft or head a 1.1.0 cell passes is a local path or a variable holding one."""
+def test_no_draft_or_head_is_a_hub_id_where_the_release_reads_folders_only(path):
+    """1.1.0 does not download a hub id given as speculative_model_dir (PR #10099 came with 1.2): every
+    draft or head a cell of such a track passes (its behaviour record's hub_id_as_speculative_model is
+    false, so a new track is covered by its record) is a local path or a variable holding one."""
     for cell in _code_cells(path):
-        if _track(path, cell).id != "1.1.0":
+        if _track(path, cell).behaviour.value("hub_id_as_speculative_model") is not False:
             continue
         for value in re.findall(r"speculative_model_dir[=:]\s*['\"]?([^,)\s'\"]+)", cell):
             assert value.startswith("/") or value.isidentifier(), f"{path.name}: {value} is not a local directory"
