@@ -5,6 +5,11 @@ anywhere in a module counts, at the top or inside a function (a function-level i
 from the interpreter until the function runs, but the two modules still depend on each other).
 Relative imports are resolved against the importing module's package; ``from pkg import name`` is an
 edge to ``pkg.name`` when that is a module of the package, else to ``pkg`` (its ``__init__``).
+
+Two modules import others by a name held in data, which no ``import`` statement shows: the site hook
+imports each page marker's renderer (``module:function`` in :data:`specdec_guide.markers.MARKERS`), and
+the CLI each of its ``COMMAND_MODULES``. Those edges are added from the same data; any other call of
+``importlib.import_module`` in the package fails a test until it is listed here.
 """
 
 from __future__ import annotations
@@ -115,3 +120,39 @@ def test_a_circle_is_found_and_named(tmp_path, back_import):
     (pkg / "sub" / "b.py").write_text(back_import + "y = 2\n")
     found = cycle(import_graph(tmp_path, "pkg"))
     assert found is not None and set(found) == {"pkg.a", "pkg.sub.b"}, found
+
+
+def named_imports() -> dict[str, set[str]]:
+    """Importer -> the package's modules it imports by a name held in data (see the module's docstring)."""
+    from specdec_guide import cli, markers
+
+    return {"specdec_guide.site.hooks": {m.render.partition(":")[0] for m in markers.MARKERS.values() if m.render},
+            "specdec_guide.cli": set(cli.COMMAND_MODULES)}
+
+
+#: Imports by name of modules outside the package: the reader's own drafter class (``module:Class``).
+READER_MODULES = {"specdec_guide.drafters.user_provided"}
+
+
+def test_imports_by_name_close_no_circle_either():
+    graph = import_graph(PACKAGE_DIR.parent, "specdec_guide")
+    for importer, targets in named_imports().items():
+        assert targets <= set(graph), f"{importer} names modules that do not exist: {sorted(targets - set(graph))}"
+        graph[importer] |= targets - {importer}
+    assert "specdec_guide.site.version_tables" in graph["specdec_guide.site.hooks"]
+    found = cycle(graph)
+    assert found is None, "import circle (counting imports by name): " + " -> ".join(found)
+
+
+def test_every_import_by_name_is_counted():
+    """Each module that calls ``import_module`` or ``__import__`` has its names in :func:`named_imports`,
+    or imports a reader's module."""
+    callers = set()
+    for name, (path, _) in modules(PACKAGE_DIR.parent, "specdec_guide").items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called in ("import_module", "__import__"):
+                    callers.add(name)
+    assert callers == set(named_imports()) | READER_MODULES, sorted(callers)
