@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 import specdec_guide
+from registry import registry, tracks
 
 ENGINE_MODEL_PY = Path(specdec_guide.__file__).parent / "engine" / "model.py"
 SNAPSHOT = Path(specdec_guide.__file__).parent / "schemas" / "1.1.0" / "triton.yaml"
@@ -228,3 +229,13 @@ def test_bad_model_yaml_fails_initialize_with_path_line_col(tmp_path, monkeypatc
     with pytest.raises(pb.TritonModelException) as info:
         start(module, vdir, decoupled=True)
     assert str(info.value).startswith(f"{vdir / 'model.yaml'}:4:18: EAGLE-3 needs TensorRT-LLM on a GPU")
+
+
+@pytest.mark.parametrize("track", tracks())
+def test_the_stand_in_knows_every_input_of_each_tracks_llmapi_model(track):
+    """The stand-in's request parser (engine/requests.py) has one list of inputs for every track: a track
+    whose llmapi model has other inputs (a new release's snapshot) fails here until the parser follows it."""
+    from specdec_guide.engine.requests import INPUT_NAMES
+
+    inputs = registry().resolve(track).triton["llmapi_model"]["inputs"]
+    assert sorted(i["name"] for i in inputs) == sorted(INPUT_NAMES)
