@@ -232,10 +232,14 @@ def test_bad_model_yaml_fails_initialize_with_path_line_col(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("track", tracks())
-def test_the_stand_in_knows_every_input_of_each_tracks_llmapi_model(track):
+def test_the_stand_in_knows_the_inputs_and_max_tokens_default_of_each_tracks_llmapi_model(track):
     """The stand-in's request parser (engine/requests.py) has one list of inputs for every track: a track
-    whose llmapi model has other inputs (a new release's snapshot) fails here until the parser follows it."""
-    from specdec_guide.engine.requests import INPUT_NAMES
+    whose llmapi model has other inputs or another max_tokens default (a new release's snapshot) fails here
+    until the parser follows it."""
+    from specdec_guide.engine.requests import DEFAULT_MAX_TOKENS, INPUT_NAMES
 
-    inputs = registry().resolve(track).triton["llmapi_model"]["inputs"]
-    assert sorted(i["name"] for i in inputs) == sorted(INPUT_NAMES)
+    t = registry().resolve(track)
+    assert sorted(i["name"] for i in t.triton["llmapi_model"]["inputs"]) == sorted(INPUT_NAMES)
+    # Its max_tokens default too (a request without sampling_param_max_tokens).
+    default = t.classes()["SamplingParams"]["fields"]["max_tokens"]["default"]
+    assert default == DEFAULT_MAX_TOKENS
