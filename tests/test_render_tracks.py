@@ -135,3 +135,37 @@ def test_a_method_off_the_track_is_refused_on_the_command_line(tmp_path, capsys,
     assert err.startswith(f"specdec-guide repo: method ngram is not available on track {OTHER} (methods.yaml)"), err
     assert cli.main([*argv, "--engine", "trtllm", "--trtllm-model-dir", str(_container_files(tmp_path)),
                      "--trtllm", default_track()]) == 0
+
+
+def test_the_rendered_config_pbtxt_says_which_release_its_comments_describe(tmp_path):
+    """config.pbtxt's comments name the template's release: on another track a leading comment says so,
+    names the track's release and container and its snapshot; on the default track the file is the template's."""
+    t = registry().resolve(OTHER)
+    other = (_render_trtllm(tmp_path, "ngram", OTHER) / "config.pbtxt").read_text()
+    head = other.split("\n# Triton model configuration", 1)[0].replace("\n# ", " ")
+    assert head.startswith(f"# (Rendered for TensorRT-LLM {t.trtllm_version} (Triton {t.container_tag}) from a "
+                           f"template written for {registry().resolve(default_track()).trtllm_version}"), head
+    assert f"src/specdec_guide/schemas/{t.id}/triton.yaml" in head
+    if (t.triton.get("llmapi_model") or {}).get("unconfirmed"):
+        assert "unconfirmed" in head and t.container in head
+    default = (_render_trtllm(tmp_path, "ngram", default_track()) / "config.pbtxt").read_text()
+    assert default == (templates.template_dir("ngram") / "config.pbtxt").read_text()
+
+
+def test_a_snapshot_with_other_llmapi_names_is_named_in_the_rendered_config(tmp_path):
+    """The comparison is with the track's own snapshot: a name it lacks and a name only it has are both listed."""
+    base = registry().resolve(default_track())
+    facts = dict(base.triton["llmapi_model"])
+    inputs = [io for io in facts["inputs"] if io["name"] != "sampling_param_seed"]
+    facts.update(inputs=inputs + [{"name": "lora_id", "data_type": "TYPE_UINT64", "dims": [1], "optional": True}],
+                 unconfirmed=False)
+    folder = tmp_path / "9.9.9"
+    folder.mkdir()
+    (folder / "triton.yaml").write_text(yaml.safe_dump({"llmapi_model": facts}))
+    fake = type(base)(id="9.9.9", aliases=[], folder=folder, trtllm_version="9.9.9",
+                      container="nvcr.io/nvidia/tritonserver:99.01-trtllm-python-py3")
+    template = (templates.template_dir("ngram") / "config.pbtxt").read_text()
+    note = templates.config_for_track(template, fake, base.trtllm_version).split("\n# Triton model", 1)[0]
+    note = note.replace("\n# ", " ")
+    assert "(Triton 99.01)" in note and "not in the snapshot: sampling_param_seed" in note, note
+    assert "only in the snapshot: lora_id" in note and "unconfirmed" not in note, note

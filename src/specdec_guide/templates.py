@@ -78,20 +78,71 @@ def _container_model_files(track: Track) -> tuple[str, list[str]]:
     return facts["container_path"] + "/1", files
 
 
-def for_track(text: str, method: str, track: Track, path: Path) -> str:
-    """A template's model.yaml text as ``track``'s release reads it: the release line names the track's
-    TensorRT-LLM and container, ``decoding_type`` is the method's spelling there (methods.yaml) and the
-    draft model sits under the key the track's snapshot names (``Track.draft_key_field``)."""
+def written_for(text: str, path: Path) -> str:
+    """The TensorRT-LLM version a template's model.yaml names in its release line."""
     found = _RELEASE_LINE.search(text)
     if found is None:
         raise UserError(f"{path}:1:1: the template has no '# TensorRT-LLM <version> llmapi model (Triton <tag>)' "
                         "line to set")
+    return found.group(1)
+
+
+def _io_names(config: str) -> set[str]:
+    # Every name: "..." of the input and output blocks; the model's own name line starts a line.
+    return set(re.findall(r'(?m)^[ \t]+name:[ \t]*"([^"]+)"', config))
+
+
+def config_for_track(config: str, track: Track, template_release: str) -> str:
+    """A template's config.pbtxt as rendered for ``track``. Its comments describe the release the template
+    was written for; for another track a leading comment says so and compares the inputs and outputs with
+    what the track's snapshot (triton.yaml, llmapi_model) records, and whether the snapshot confirms them."""
+    if template_release == track.trtllm_version:
+        return config
+    facts = track.triton.get("llmapi_model") or {}
+    recorded = {io["name"] for key in ("inputs", "outputs") for io in facts.get(key) or [] if "name" in io}
+    snapshot = track.folder / "triton.yaml"
+    if snapshot.is_relative_to(_PKG.parents[1]):
+        snapshot = snapshot.relative_to(_PKG.parents[1])
+    ours = _io_names(config)
+    if not recorded:
+        match = f"{snapshot} records no llmapi inputs or outputs to compare them with"
+    elif ours == recorded:
+        match = f"they are the names {snapshot} records"
+    else:
+        diff = [f"not in the snapshot: {', '.join(sorted(ours - recorded))}"] if ours - recorded else []
+        diff += [f"only in the snapshot: {', '.join(sorted(recorded - ours))}"] if recorded - ours else []
+        match = f"they differ from {snapshot} ({'; '.join(diff)})"
+    if facts.get("unconfirmed"):
+        match += (f", which marks them unconfirmed for {track.trtllm_version}: compare with "
+                  f"{facts.get('container_path') or 'the llmapi model'}/config.pbtxt in {track.container}")
+    note = (f"# (Rendered for TensorRT-LLM {track.trtllm_version} (Triton {track.container_tag or track.container}) from "
+            f"a template written for {template_release}: the comments below describe {template_release}'s "
+            f"container. The inputs and outputs are {template_release}'s llmapi model's; {match}.)\n")
+    return _wrap_comment(note) + config
+
+
+def _wrap_comment(line: str, width: int = 110) -> str:
+    words, out, cur = line[2:].split(), [], "#"
+    for word in words:
+        if len(cur) + 1 + len(word) > width and cur != "#":
+            out.append(cur)
+            cur = "#"
+        cur += " " + word
+    out.append(cur)
+    return "\n".join(out) + "\n"
+
+
+def for_track(text: str, method: str, track: Track, path: Path) -> str:
+    """A template's model.yaml text as ``track``'s release reads it: the release line names the track's
+    TensorRT-LLM and container, ``decoding_type`` is the method's spelling there (methods.yaml) and the
+    draft model sits under the key the track's snapshot names (``Track.draft_key_field``)."""
+    template_release = written_for(text, path)
+    found = _RELEASE_LINE.search(text)
     release = f"# TensorRT-LLM {track.trtllm_version} llmapi model (Triton {track.container_tag or track.container})"
-    written_for = found.group(1)
-    if written_for != track.trtllm_version:
+    if template_release != track.trtllm_version:
         # The template's prose describes the release it was written for; the keys below are the track's.
-        release = (f"# (Rendered for TensorRT-LLM {track.trtllm_version} from a template written for {written_for}: "
-                   f"the keys and values are {track.trtllm_version}'s,\n# and a comment naming {written_for} "
+        release = (f"# (Rendered for TensorRT-LLM {track.trtllm_version} from a template written for {template_release}: "
+                   f"the keys and values are {track.trtllm_version}'s,\n# and a comment naming {template_release} "
                    f"describes that release.)\n{release}")
     text = text[:found.start()] + release + found.group(2) + text[found.end():]
     spelling = _methods.get(method).spelling(track.id)
@@ -334,6 +385,7 @@ def render(
     if not isinstance(triton_config, dict):
         raise UserError(f"{yaml_path}:1:1: the template's triton_config is not a mapping")
     config = _fill_config(read_utf8(src / "config.pbtxt"), triton_config, src / "config.pbtxt")
+    config = config_for_track(config, track, written_for(read_utf8(yaml_path), yaml_path))
     if name != DEFAULT_NAME:
         config, n = re.subn(r'(?m)^name:\s*"[^"]*"', f'name: "{name}"', config, count=1)
         if n != 1:
