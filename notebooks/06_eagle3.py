@@ -43,8 +43,11 @@
 #   head runs inside the target's forward pass, and the whole drafting loop can be one CUDA
 #   graph. Faster, and compatible with the overlap scheduler; no dynamic draft length.
 # - **two-model** (`eagle3_one_model: false`): the head is a separate draft model driven by
-#   the executor. Two-model methods do not support the overlap scheduler (TensorRT-LLM turns
-#   it off; the examples set `disable_overlap_scheduler: true`).
+#   the executor. The releases' pages say two-model cannot use the overlap scheduler and turn it
+#   off in their examples (`disable_overlap_scheduler: true`), as this notebook does; their code
+#   runs two-model EAGLE-3 with it all the same (TensorRT-LLM PR #7651, read at 1.1.0rc6; with the
+#   chain drafter that the defaults select) and turns it off by itself only for NGram and
+#   user-provided drafters.
 #
 # **This notebook's form on Llama-3.1-8B is two-model, on 1.1.0 and on 1.2.1**, because that is
 # the form the releases' speculative-decoding pages support for this target: their tables list
@@ -52,10 +55,12 @@
 # and two-model EAGLE-3 for Llama 4 Maverick, Llama 3.1 8B and Llama 3.3 70B, and their EAGLE 3
 # example sets `eagle3_one_model = False`
 # (one-model is "for Llama 4"; 1.2.1's example names Llama-3.1-8B-Instruct). What that costs: the
-# overlap scheduler, and the speed the pages credit one-model with; the head gets a KV cache of
-# its own. What it gives: `max_concurrency` is honoured (two-model methods only).
-# One-model also runs on this target (both releases' LLM API example `llm_speculative_decoding.py`
-# uses it with this head, and upstream's accuracy tests run both forms), but TensorRT-LLM issue
+# speed the pages credit one-model with, and the overlap scheduler as this guide runs it (off, as
+# the pages' example sets it); the head gets a KV cache of its own. What it gives: `max_concurrency`
+# is honoured (two-model methods only).
+# One-model also runs on this target (1.2.1's LLM API example `llm_speculative_decoding.py` uses it
+# with this head; 1.1.0's sets it too, with the head as a hub id, which 1.1.0 does not download;
+# upstream's accuracy tests run both forms), but TensorRT-LLM issue
 # #11125 reports garbled output from exactly that configuration on 1.2.0rc8 (whether its fix is
 # in 1.2.1 was not confirmed). So the YAML, the template and the Triton section below use
 # two-model, and this notebook runs one-model beside it on the 8B model; each run reports where
@@ -316,9 +321,9 @@ print(baseline.text)
 # Two-model, the form the 1.1.0 docs list for Llama 3.1 8B and this guide's files use. In 1.1.0 the head's path is
 # `speculative_model_dir` (1.2.1 renames it `speculative_model`), a local directory. Both runs
 # keep iteration statistics (`enable_iter_perf_stats`): acceptance is measured as output tokens
-# per target iteration (iterations counted, not `specDecodingStats`, which 1.1.0 keeps only for
-# the two-model path), since the per-request counters read zero on 1.1.0 with TorchSampler
-# (TensorRT-LLM PR #17082).
+# per target iteration (iterations counted, not `specDecodingStats`, whose draft counts the 1.1.0
+# executor leaves unfilled by the 1.1.0rc6 source: TensorRT-LLM PR #9855 fills them, after the 1.1
+# line), since the per-request counters read zero on 1.1.0 with TorchSampler (TensorRT-LLM PR #17082).
 
 # %%
 from tensorrt_llm import LLM
@@ -370,7 +375,8 @@ for name, out, stats, reference in (("two-model", two_model, two_model_stats, ba
 # *is* EAGLE-3 (there is no Eagle3 key in this release). Two-model form:
 # the 1.1.0 feature table lists Llama 3.1 8B under two-model EAGLE-3 only,
 # and its EAGLE 3 example sets eagle3_one_model False (one-model "for
-# Llama 4"). Two-model does not support the overlap scheduler: it is off.
+# Llama 4") with the overlap scheduler off, as this file does (the page
+# says two-model cannot use it; the code, PR #7651, can).
 # The head must be a local directory on 1.1.0 (a hub id is not downloaded);
 # fetch it with this one line:
 # python3 -c "from huggingface_hub import snapshot_download as d; d('yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', local_dir='/tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B')"
@@ -392,10 +398,11 @@ speculative_config:
 # specdec-guide: llm-api-yaml
 # EAGLE-3 one-model, TensorRT-LLM 1.1.0: the head runs inside the target's
 # forward pass, and the overlap scheduler stays on. The 1.1.0 feature table
-# lists only two-model for Llama 3.1 8B; the release's LLM API example runs
-# this form on it anyway. Compare its greedy output with the target alone
-# before you rely on it. The head is a local directory (1.1.0 does not
-# download a hub id here).
+# lists only two-model for Llama 3.1 8B; the release's LLM API example sets
+# this form on it anyway (with the head as a hub id, which 1.1.0 does not
+# download). Compare its greedy output with the target alone before you
+# rely on it. The head is a local directory (1.1.0 does not download a hub
+# id here).
 speculative_config:
   decoding_type: Eagle
   max_draft_len: 3
@@ -449,7 +456,7 @@ assert reply.choices[0].text.strip(), "trtllm-serve returned no text"
 #   max_draft_len: 3
 #   speculative_model_dir: /tmp/specdec-models/EAGLE3-LLaMA3.1-Instruct-8B
 #   eagle3_one_model: false
-# # Two-model drafting runs without the overlap scheduler.
+# # The overlap scheduler off, as the release's EAGLE 3 example sets it for two-model.
 # disable_overlap_scheduler: true
 # # Read by model.py, not passed to LLM; config.pbtxt states the same (below).
 # triton_config:
@@ -606,7 +613,8 @@ finally:
 # specdec-guide: llm-api-yaml
 # EAGLE-3 for Llama-3.3-70B-Instruct, TensorRT-LLM 1.1.0, split over two GPUs
 # (trtllm-serve --tp_size 2). The 1.1.0 docs list Llama 3.3 70B under the
-# two-model implementation, which does not support the overlap scheduler.
+# two-model implementation; the overlap scheduler is off, as their EAGLE 3
+# example sets it (the page says two-model cannot use it; PR #7651 can).
 # The head is a local directory (1.1.0 does not download a hub id here).
 disable_overlap_scheduler: true
 speculative_config:

@@ -19,8 +19,8 @@ speculative_config:
   # "Versions and keys"). true (the release's default) selects one-model.
   eagle3_one_model: false
 
-# Two-model drafting does not support the overlap scheduler (the releases' speculative-decoding
-# page); the releases' EAGLE 3 example turns it off, as this file does.
+# Off, as the releases' EAGLE 3 example sets it for two-model. Their pages say two-model cannot use
+# the overlap scheduler; the release code (PR #7651) can, so this is a choice (see "Choosing a method").
 disable_overlap_scheduler: true
 
 # Read by the llmapi model.py, not by LLM(). The launcher turns Triton's auto-complete off, so
