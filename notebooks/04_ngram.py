@@ -38,8 +38,8 @@
 # The check cells report where greedy output with NGram first parts from the baseline's (they
 # fail only inside the first 10 tokens, the length upstream's own tests compare), and measure
 # acceptance as output tokens per target iteration from the LLM's iteration statistics (they
-# count iterations, not `specDecodingStats`, which 1.1.0 keeps only for the two-model paths;
-# see "Reading the numbers"): the per-request draft counters read zero on 1.1.0
+# count iterations, not `specDecodingStats`, whose draft counts 1.1.0 leaves unfilled; see
+# "Reading the numbers"): the per-request draft counters read zero on 1.1.0
 # ([why](../triton_cpu.md#4-requests)), so they are printed, not relied on.
 #
 # Run it inside `nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3` on one NVIDIA GPU. It needs

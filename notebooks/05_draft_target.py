@@ -35,8 +35,10 @@
 #
 # On the PyTorch backend of TensorRT-LLM 1.1.0 both models run in one process: the draft is a
 # second model (a "two-model" method), not the legacy engine workflow with a BLS model in
-# front. Two-model methods do not support the overlap scheduler (TensorRT-LLM turns it off);
-# upstream's examples set `disable_overlap_scheduler` explicitly, and so does this notebook.
+# front. The releases' pages say two-model methods cannot use the overlap scheduler; their code
+# keeps it for Draft/Target (TensorRT-LLM PR #7651, read at 1.1.0rc6) and turns it off by itself
+# only for NGram and user-provided drafters. Upstream's examples set `disable_overlap_scheduler`
+# explicitly, and so does this notebook.
 #
 # 1. A quick run on the container's default small model, TinyLlama-1.1B-Chat, drafting for
 #    itself: nearly every draft token should be accepted (the draft is the target; only rounding

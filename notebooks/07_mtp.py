@@ -257,8 +257,8 @@ def per_request_counters(name: str, drafted, accepted) -> None:
 # Baseline and MTP, each across the eight GPUs, with the same settings apart from speculation.
 # Loading a 671B checkpoint takes long. The MTP run keeps iteration statistics
 # (`enable_iter_perf_stats`): acceptance is measured as output tokens per target iteration
-# (iterations counted: 1.1.0 keeps `specDecodingStats` only for two-model paths, and MTP is
-# one-model), because the per-request counters read zero on 1.1.0 ([why](../triton_cpu.md#4-requests);
+# (iterations counted: 1.1.0 leaves the draft counts of `specDecodingStats` unfilled, see
+# "Reading the numbers"), because the per-request counters read zero on 1.1.0 ([why](../triton_cpu.md#4-requests);
 # the C++ sampler does not combine with MTP, per the 1.1.0 feature matrix).
 
 # %%
