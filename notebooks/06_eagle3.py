@@ -60,8 +60,8 @@
 # is honoured (two-model methods only).
 # One-model also runs on this target (1.2.1's LLM API example `llm_speculative_decoding.py` uses it
 # with this head; 1.1.0's sets it too, with the head as a hub id, which 1.1.0 does not download;
-# upstream's accuracy tests run both forms), but TensorRT-LLM issue
-# #11125 reports garbled output from exactly that configuration on 1.2.0rc8 (whether its fix is
+# upstream's accuracy tests run both forms), but TensorRT-LLM
+# issue #11125 reports garbled output from exactly that configuration on 1.2.0rc8 (whether its fix is
 # in 1.2.1 was not confirmed). So the YAML, the template and the Triton section below use
 # two-model, and this notebook runs one-model beside it on the 8B model; each run reports where
 # its greedy output first parts from a baseline built with the same overlap-scheduler setting
