@@ -142,6 +142,10 @@ def snippets(repo: Repo, tid: str) -> list[str]:
             spec = (_yaml(path) or {}).get("speculative_config") or {}
             if spec.get("decoding_type") != m.spelling(tid):
                 out.append(f"{path.relative_to(repo.root)}: decoding_type is not {m.spelling(tid)}")
+        elif m.snippet and path.is_file():
+            shown = " (a page's track tabs still show it)" if path.relative_to(repo.root / "snippets").as_posix() in wanted else ""
+            out.append(f"{path.relative_to(repo.root)}: method {m.id} is not on track {tid} (methods.yaml), so no "
+                       f"page may show this file{shown}: remove it or add the track to the method")
     return out
 
 

@@ -135,3 +135,17 @@ def test_a_bad_tracks_list_is_named(tmp_path, tracks, message):
     bad.write_text(text, encoding="utf-8")
     with pytest.raises(UserError, match=f"method baseline: {message}"):
         methods_registry.load(bad)
+
+
+def test_a_snippet_left_for_a_track_the_method_left_is_flagged(tmp_path):
+    """The method's per-track snippet stays behind when the method leaves a track: no page may show
+    it, and the registry checks say so (the same file is required while the method is there)."""
+    import registry_checks
+    from specdec_guide.releases.tracks import Registry
+
+    root = Path(__file__).resolve().parents[1]
+    methods = methods_registry.load(without(tmp_path, "ngram", DEFAULT))
+    repo = registry_checks.Repo(root, Registry(root / registry_checks.SCHEMAS), methods)
+    flagged = [p for p in registry_checks.snippets(repo, DEFAULT) if "ngram" in p]
+    assert flagged and "is not on track" in flagged[0], flagged
+    assert not [p for p in registry_checks.snippets(repo, OTHER) if "ngram" in p]
