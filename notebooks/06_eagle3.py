@@ -46,8 +46,9 @@
 #   the executor. The releases' pages say two-model cannot use the overlap scheduler and turn it
 #   off in their examples (`disable_overlap_scheduler: true`), as this notebook does; their code
 #   runs two-model EAGLE-3 with it all the same (TensorRT-LLM PR #7651, read at 1.1.0rc6; with the
-#   chain drafter that the defaults select) and turns it off by itself only for NGram and
-#   user-provided drafters.
+#   chain drafter the defaults select or the other draft loop, though a later statement about main,
+#   issue #9421, names the chain drafter as the condition) and turns it off by itself only for
+#   NGram and user-provided drafters.
 #
 # **This notebook's form on Llama-3.1-8B is two-model, on 1.1.0 and on 1.2.1**, because that is
 # the form the releases' speculative-decoding pages support for this target: their tables list
