@@ -75,3 +75,16 @@ def run_page_commands(root: Path, snippet: str, values: dict[str, str]) -> list[
     prefix = "".join(f"{k}={values.get(k, v)}; " for k, v in assigned.items())
     return [(cmd, subprocess.run(["bash", "-c", prefix + cmd], cwd=root, env=env, capture_output=True, text=True,
                                  timeout=400)) for cmd in commands]
+
+
+def scaffold_in_copy(root: Path, snippet: str, values: dict[str, str]):
+    """Copy the repository to ``root``, run the page's ``snippet`` there with ``values``; returns the
+    runs and what they created and edited (repository-relative paths, sorted)."""
+    from types import SimpleNamespace
+
+    copy_repository(root)
+    before = tree(root)
+    runs = run_page_commands(root, snippet, values)
+    after = tree(root)
+    return SimpleNamespace(root=root, runs=runs, created=sorted(set(after) - set(before)),
+                           edited=sorted(k for k in before if k in after and before[k] != after[k]))

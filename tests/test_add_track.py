@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 import registry_checks as checks
-from repo_copy import copy_repository, load_script, page_commands, run_page_commands, tree
+from repo_copy import load_script, page_commands, scaffold_in_copy, tree
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = "snippets/contributors/add_track.sh"
@@ -36,13 +35,7 @@ EDITED = sorted(p.as_posix() for p in _PLAN.changes if (ROOT / p).exists())
 
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("clone")
-    copy_repository(root)
-    before = tree(root)
-    runs = run_page_commands(root, SNIPPET, {"NEW": NEW, "OLD": OLD})
-    after = tree(root)
-    return SimpleNamespace(root=root, runs=runs, created=sorted(set(after) - set(before)),
-                           edited=sorted(k for k in before if k in after and before[k] != after[k]))
+    return scaffold_in_copy(tmp_path_factory.mktemp("clone"), SNIPPET, {"NEW": NEW, "OLD": OLD})
 
 
 def test_the_page_shows_the_snippet_and_the_snippet_the_three_steps():
