@@ -301,3 +301,244 @@ def test_verify_penalizes_each_position_with_the_counts_as_of_it():
     assert S.verify(rows, [2, 2], penal, counts=counts) == ([2, 4], 1)
     assert counts.sum() == 0  # the caller's counts are left alone
     assert S.verify(rows, [2, 2], S.SamplingConfig(), counts=counts) == ([2, 2, 2], 2)
+
+
+# --- the cache and the rows, on models that cost nothing to build --------------------------------
+
+@pytest.fixture(scope="module")
+def gpt2():
+    """A random one-layer GPT-2: an architecture outside LAZY_HEAD_MODEL_TYPES (full forward passes)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=64, n_positions=64)).eval()
+
+
+def test_the_full_forward_path_follows_the_tokens_and_computes_only_what_is_new(gpt2):
+    fn = S.hf_logits_fn(gpt2)
+    assert fn._head is None
+    p = list(range(1, 12))
+    # (tokens, start, positions the call computes: those after what the cache keeps)
+    calls = [
+        (p, 0, 11),
+        (p + [5, 6, 7], 10, 4),  # a draft of 3 on top: the cache keeps the first 10
+        (p + [5, 9], 11, 2),  # rejected at the 2nd draft token: rolled back to 11
+        (p[:9] + [1, 2, 3, 4], 10, 4),  # shares 9 tokens, fewer than start: only those are kept
+        ([3, 4, 5], 1, 3),  # unrelated tokens: starts over
+        ([3, 9, 9], 1, 2),  # shares exactly one token
+    ]
+    for n, (tokens, start, computed) in enumerate(calls, 1):
+        before = fn.positions_computed
+        got = fn(tokens, start)
+        want = _full(gpt2, tokens)[start:]
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        assert (fn.positions_computed - before, fn.forward_calls) == (computed, n), (tokens, start)
+    assert fn(p).shape == (11, 64)  # start defaults to 0: every row
+    assert fn.rows(p).shape == (11, 64)
+
+
+def test_start_must_index_one_of_the_tokens(gpt2):
+    fn = S.hf_logits_fn(gpt2)
+    with pytest.raises(ValueError, match=r"^start=3 must index one of the 3 tokens$"):
+        fn.rows([1, 2, 3], 3)
+    with pytest.raises(ValueError, match=r"^start=-1 must index one of the 3 tokens$"):
+        fn([1, 2, 3], -1)
+    assert fn.rows([1, 2, 3], 2).shape == (1, 64)
+
+
+def test_a_failed_pass_leaves_no_cache_to_trust(gpt2):
+    fn = S.hf_logits_fn(gpt2)
+    fn([1, 2, 3], 0)
+    with pytest.raises(IndexError):
+        fn([1, 2, 3, 99], 3)  # 99 is outside the vocabulary: the pass fails half-way
+    got = fn([1, 2, 3, 4], 3)
+    torch.testing.assert_close(got, _full(gpt2, [1, 2, 3, 4])[3:], rtol=1e-5, atol=1e-5)
+    assert fn.positions_computed == 3 + 4  # everything again, nothing taken from the failed pass
+
+
+class CountingHead:
+    def __init__(self):
+        self.weight = torch.arange(12.0).reshape(4, 3)  # vocab 4 x hidden 3
+        self.calls = []
+
+    def __call__(self, hidden):
+        self.calls.append(hidden.shape[0])
+        return hidden @ self.weight.T
+
+
+def lazy(n: int = 4, eager: bool = False):
+    head = CountingHead()
+    hidden = torch.arange(n * 3, dtype=torch.float32).reshape(n, 3)
+    return S.LazyRows(hidden, head, eager=eager), head, hidden @ head.weight.T
+
+
+def test_lazy_rows_compute_row_zero_alone_then_the_rest_at_once():
+    rows, head, want = lazy()
+    assert len(rows) == 4 and rows.head_rows == 0 and not rows.read_past_first and not rows.eager
+    torch.testing.assert_close(rows[0], want[0])
+    torch.testing.assert_close(rows[0], want[0])  # read again: nothing computed again
+    assert (head.calls, rows.head_rows, rows.read_past_first) == ([1], 1, False)
+    torch.testing.assert_close(rows[2], want[2])
+    assert (head.calls, rows.head_rows, rows.read_past_first) == ([1, 3], 4, True)
+    torch.testing.assert_close(rows[0], want[0])
+    assert rows.read_past_first  # reading row 0 afterwards does not take it back
+    torch.testing.assert_close(rows[-1], want[3])
+    torch.testing.assert_close(rows[-4], want[0])
+    for bad in (4, -5):
+        with pytest.raises(IndexError, match=rf"^row {bad} of 4$"):
+            rows[bad]
+
+
+def test_lazy_rows_slices_and_eager_rows():
+    rows, head, want = lazy()
+    torch.testing.assert_close(rows[0:1], want[0:1])
+    assert (head.calls, rows.read_past_first) == ([1], False)  # a slice of row 0 alone is row 0
+    torch.testing.assert_close(rows[0:2], want[0:2])
+    assert (head.calls, rows.read_past_first) == ([1, 3], True)
+    torch.testing.assert_close(rows[0:1], want[0:1])
+    assert rows.read_past_first
+    torch.testing.assert_close(rows[1:4:2], want[1:4:2])
+    rows, head, want = lazy(eager=True)
+    torch.testing.assert_close(rows[0], want[0])
+    assert (head.calls, rows.head_rows, rows.read_past_first) == ([4], 4, False)
+    rows, head, _ = lazy(n=1)
+    rows[0:1]
+    assert head.calls == [1] and not rows.read_past_first
+
+
+def test_the_eager_choice_follows_the_last_draft_or_the_caller(tiny_target):
+    fn = S.hf_logits_fn(tiny_target)
+    prompt = list(b"choices: ")
+    greedy = S.generate(S.hf_logits_fn(tiny_target), prompt, 8).tokens
+    # a draft of one token, accepted: the next pass is eager
+    first = fn.rows(prompt + greedy[:1], len(prompt) - 1)
+    assert S.verify(first, greedy[:1], S.SamplingConfig()) == (greedy[:2], 1)
+    tokens = prompt + greedy[:2]
+    plain = fn.rows(tokens, len(tokens) - 1)  # a pass without a draft (one row) leaves the choice alone
+    plain[0]
+    assert plain.eager
+    tokens = tokens + [int(plain[0].argmax())]
+    assert fn.rows(tokens + [0, 0], len(tokens) - 1).eager
+    # the caller's choice wins over the streak, either way
+    assert not fn.rows(tokens + [0, 0], len(tokens) - 1, eager=False).eager
+    fn.reset()
+    assert fn.rows(tokens + [0, 0], len(tokens) - 1, eager=True).eager
+
+
+def test_which_models_get_the_lazy_head():
+    from types import SimpleNamespace
+
+    assert S.CachedLogits(SimpleNamespace(config=SimpleNamespace()))._head is None  # no model_type at all
+    linear = torch.nn.Linear(3, 4, bias=False)
+    llama = SimpleNamespace(config=SimpleNamespace(model_type="llama"), get_output_embeddings=lambda: linear)
+    assert S.CachedLogits(llama)._head is linear
+    odd = SimpleNamespace(config=SimpleNamespace(model_type="llama"), get_output_embeddings=lambda: torch.nn.Identity())
+    assert S.CachedLogits(odd)._head is None  # a head that is not a plain matrix runs whole
+
+
+def test_each_drafted_token_counts_once_for_the_positions_after_it():
+    rows = torch.zeros(4, VOCAB)
+    rows[:, 2] = 1.0  # token 2 is every position's favourite, token 4 the runner-up by 0.4
+    rows[:, 4] = 0.6
+    freq = S.SamplingConfig(frequency_penalty=0.3)
+    # 2 loses 0.3 per occurrence: 1.0, 0.7, then 0.4 < 0.6 at the third position
+    assert S.verify(rows, [2, 2, 2], freq, counts=torch.zeros(VOCAB)) == ([2, 2, 4], 2)
+
+
+def test_sampled_acceptance_goes_on_after_an_accepted_token():
+    rows = torch.full((3, VOCAB), -100.0)
+    for i, token in enumerate([1, 2, 3]):
+        rows[i, token] = 100.0  # each position is certain of its token
+    cfg = S.SamplingConfig(temperature=1.0)
+    assert S.verify(rows, [1, 2], cfg, torch.Generator().manual_seed(0)) == ([1, 2, 3], 2)
+    assert S.verify(rows, [1, 5], cfg, torch.Generator().manual_seed(0)) == ([1, 2], 1)
+
+
+def test_greedy_takes_the_larger_of_two_logits_however_close():
+    row = torch.tensor([[10.0, float(torch.nextafter(torch.tensor(10.0), torch.tensor(11.0)))]])
+    assert S.verify(row, [], S.SamplingConfig()) == ([1], 0)
+
+
+def test_the_loop_drafts_only_when_asked_and_names_the_request():
+    f = bigram_logits()
+    drafter = FixedDrafter([1, 2])
+    out = S.generate(f, [0], 5, drafter=drafter)  # no max_draft_len: plain decoding
+    assert drafter.seen == [] and out.stats.drafted_tokens == 0 and out.stats.target_steps == 5
+    S.generate(f, [0], 5, drafter=drafter, max_draft_len=2)
+    assert {r.request_id for r in drafter.seen} == {0}
+    S.generate(f, [0], 5, drafter=drafter, max_draft_len=2, request_id=7)
+    assert drafter.seen[-1].request_id == 7
+
+
+def test_one_new_token_is_the_smallest_request():
+    f = bigram_logits()
+    assert len(S.generate(f, [0], 1).tokens) == 1
+    with pytest.raises(ValueError, match=r"^max_new_tokens must be >= 1$"):
+        S.generate(f, [0], 0)
+
+
+def cycle_logits(tokens, start=0):
+    """A fake target that always predicts the previous token + 1 (mod VOCAB)."""
+    rows = torch.full((len(tokens), VOCAB), -5.0)
+    for i, t in enumerate(tokens):
+        rows[i, (t + 1) % VOCAB] = 5.0
+    return rows[start:]
+
+
+def test_eos_ends_the_request_only_when_emitted():
+    out = S.generate(cycle_logits, [0], 10, eos_id=4)
+    assert (out.tokens, out.finish_reason, out.stats.target_steps) == ([1, 2, 3, 4], "stop", 4)
+    spec = S.generate(cycle_logits, [0], 10, eos_id=4, drafter=OracleDrafter(cycle_logits), max_draft_len=2)
+    assert (spec.tokens, spec.finish_reason, spec.stats.target_steps) == ([1, 2, 3, 4], "stop", 2)
+    assert S.generate(cycle_logits, [0], 3, eos_id=5).finish_reason == "length"
+
+
+def test_an_unseeded_sampler_starts_from_seed_zero():
+    f = bigram_logits()
+    unseeded = S.generate(f, [0], 12, sampling=S.SamplingConfig(temperature=1.0))
+    assert unseeded.tokens == S.generate(f, [0], 12, sampling=S.SamplingConfig(temperature=1.0, seed=0)).tokens
+    assert unseeded.tokens != S.generate(f, [0], 12, sampling=S.SamplingConfig(temperature=1.0, seed=1)).tokens
+
+
+def test_one_draft_token_is_a_draft_and_none_is_asked_for_the_last_token():
+    class Recording(OracleDrafter):
+        seen: list = []
+
+        def propose(self, request):
+            self.seen.append(request.max_draft_len)
+            return super().propose(request)
+
+    drafter = Recording(cycle_logits)
+    steps = list(S.speculative_steps(cycle_logits, [0], 3, drafter=drafter, max_draft_len=1))
+    # budget 3: one draft token, accepted, and the target's own; then one token is left: no draft asked
+    assert [(s.tokens, s.drafted, s.accepted) for s in steps] == [([1, 2], 1, 1), ([3], 0, 0)]
+    assert drafter.seen == [1]
+
+
+def test_the_loop_scores_through_rows_where_the_logits_fn_offers_them():
+    class RowsOnly:
+        def rows(self, tokens, start=0):
+            return cycle_logits(tokens, start)
+
+        def __call__(self, tokens, start=0):
+            raise AssertionError("the loop should ask for rows")
+
+    assert S.generate(RowsOnly(), [0], 4, drafter=FixedDrafter([2, 3]), max_draft_len=2).tokens == [1, 2, 3, 4]
+
+
+def test_penalties_can_leave_the_prompt_out():
+    logits_fn = bigram_logits(0)
+    prompt = [0, 1, 0, 1]
+    tokens = list(prompt)
+    for _ in range(10):  # by hand: only the generated tokens are penalized
+        row = logits_fn(tokens)[-1]
+        seen = torch.zeros(VOCAB)
+        for t in tokens[len(prompt):]:
+            seen[t] = 1.0
+        tokens.append(int(torch.argmax(row - 1.5 * seen)))
+    want = tokens[len(prompt):]
+    cfg = S.SamplingConfig(presence_penalty=1.5, penalize_prompt=False)
+    assert S.generate(logits_fn, prompt, 10, sampling=cfg).tokens == want
+    counted = S.generate(logits_fn, prompt, 10, sampling=S.SamplingConfig(presence_penalty=1.5)).tokens
+    assert counted != want  # counting the prompt changes this output
