@@ -542,3 +542,16 @@ def test_penalties_can_leave_the_prompt_out():
     assert S.generate(logits_fn, prompt, 10, sampling=cfg).tokens == want
     counted = S.generate(logits_fn, prompt, 10, sampling=S.SamplingConfig(presence_penalty=1.5)).tokens
     assert counted != want  # counting the prompt changes this output
+
+
+def test_a_sliding_window_model_rolls_its_cache_back_past_the_window():
+    from transformers import MistralConfig, MistralForCausalLM
+
+    torch.manual_seed(0)
+    model = MistralForCausalLM(MistralConfig(num_hidden_layers=1, hidden_size=16, intermediate_size=32,
+                                             num_attention_heads=2, num_key_value_heads=1, vocab_size=64,
+                                             sliding_window=4, max_position_embeddings=64)).eval()
+    fn = S.hf_logits_fn(model)
+    p = list(range(1, 12))  # longer than the window of 4
+    for tokens, start in ((p, 0), (p + [5, 6, 7], 10), (p + [5, 9], 11), (p + [5, 9, 10, 11], 12)):
+        torch.testing.assert_close(fn(tokens, start), _full(model, tokens)[start:], rtol=1e-5, atol=1e-5)

@@ -101,7 +101,10 @@ class CachedLogits:
 
         keep = min(_common_prefix(self.tokens, tokens), start)
         if self.cache is None or keep == 0:
-            self.cache, keep = DynamicCache(config=self.model.config), 0
+            # Without the model's config every layer keeps every position: transformers 5's
+            # sliding-window layers cannot be cropped back once past their window, and the model's
+            # own attention mask applies the window either way.
+            self.cache, keep = DynamicCache(), 0
         elif keep < self.cache.get_seq_length():
             self.cache.crop(keep - self.cache.get_seq_length())  # transformers 5: negative = remove
         self.tokens = []  # if the forward pass fails half-way, the cache is not trusted again
