@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The mutation run (``make mutation``): each core module mutated against its own unit tests only.
 
-    python scripts/mutation.py [MODULE ...] [--keep]
+    python scripts/mutation.py [MODULE ...] [--retest] [--report-only]
 
 mutmut (``[tool.mutmut]`` in pyproject.toml holds what every module shares) cannot give each
 source file its own tests, so this script runs it once per module, each in its own working folder
@@ -9,8 +9,9 @@ source file its own tests, so this script runs it once per module, each in its o
 module's files as ``only_mutate`` and its unit-test files as the test selection. :data:`MODULES`
 is that mapping, the one place it is written: a developer who changes a file runs these tests.
 
-Each run starts afresh (``--keep`` reuses the last run's results: mutmut does not re-test a
-surviving mutant after its tests changed, so a kept score can be stale). The report gives, per
+Each run starts afresh. ``--retest`` re-runs only the mutants the last run left alive, against
+the tests as they are now (the quick loop while writing tests; the score it prints is the last full
+run's, updated); mutmut itself never re-tests a surviving mutant whose function did not change. The report gives, per
 module: killed (a test failed or timed out), survived, no tests, the mutants recorded as equivalent
 in tests/mutation_equivalents.yaml (a change that no input can tell from the original, with the
 reason), and the score, killed / (all - equivalent). It lists every mutant that is neither killed
@@ -31,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
 EQUIVALENTS = ROOT / "tests" / "mutation_equivalents.yaml"
@@ -49,25 +52,80 @@ MODULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 KILLED = ("killed", "timeout")
+#: Set in a mutation run's test sessions (the folder of its tiny models): the hooks below act only there.
+RUN_ENV = "SPECDEC_MUTATION_TINY_MODELS"
+
+
+# -- a pytest plugin for the runs' test sessions (``-p mutation``) --------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(fixturedef, request):
+    """``tiny_models`` written once per module run instead of once per mutant: each mutant's tests
+    run in a fresh session, and writing the deterministic tiny models takes seconds of the few
+    that most mutants need. write_tiny_models reuses a folder it wrote itself."""
+    folder = os.environ.get(RUN_ENV)
+    if fixturedef.argname != "tiny_models" or not folder:
+        return None
+    from specdec_guide.models.tiny import write_tiny_models
+
+    dirs = write_tiny_models(folder)
+    fixturedef.cached_result = (dirs, fixturedef.cache_key(request), None)
+    return dirs
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The package's cached results dropped before each test. mutmut runs, for each mutant, the tests
+    it saw call the mutated function; with a cache (payoff.verify_table, methods.load) only the first
+    caller calls it, and the mutant would meet one test instead of all that depend on it."""
+    if not os.environ.get(RUN_ENV):
+        return
+    for name, module in list(sys.modules.items()):
+        if name.startswith("specdec_guide") and module is not None:
+            for obj in list(vars(module).values()):
+                if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__module__", None) == name:
+                    obj.cache_clear()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The mutant's tests, fastest first (the durations mutmut measured; new tests first): a test run
+    stops at the first failure, so a killed mutant costs the quickest test that kills it."""
+    stats = Path("mutmut-stats.json")
+    if not os.environ.get(RUN_ENV) or not stats.is_file():
+        return
+    took = json.loads(stats.read_text()).get("duration_by_test", {})
+    items.sort(key=lambda item: took.get(item.nodeid, 0.0))
 
 
 # -- one module, inside its working folder (a child process) --------------------------------------
-def child(module: str) -> int:
-    """Run mutmut for ``module`` in the current folder and write report.json."""
+def child(module: str, retest: bool = False) -> int:
+    """Run mutmut for ``module`` in the current folder and write report.json (``retest``: only the
+    mutants the last report left alive, against the current tests)."""
     from mutmut.configuration import config
 
     sources, tests = MODULES[module]
     cfg = config()
     cfg.only_mutate = list(sources)
     cfg.pytest_add_cli_args_test_selection = list(tests)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, "-p", "mutation"]
+    os.environ[RUN_ENV] = str(Path("tiny_models").resolve())
 
     from mutmut.__main__ import _run
     from mutmut.mutation.data import SourceFileMutationData
     from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
 
+    names: list[str] = []
+    if retest and Path("report.json").exists():
+        names = [n for n, got in json.loads(Path("report.json").read_text()).items() if got["status"] not in KILLED]
+        if not names:
+            return 0
     try:
-        _run([], max_children=1)
+        _run(names, max_children=1)
+    except AssertionError:  # mutmut found none of the names: the source changed since the last run
+        print("the mutants of the last run are gone (the source changed): run without --retest")
+        return 1
     except SystemExit as stop:
         if stop.code not in (None, 0):
             return int(stop.code) if isinstance(stop.code, int) else 1
@@ -147,12 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", metavar="MODULE",
                         help=f"modules to run (default: all of {', '.join(MODULES)})")
-    parser.add_argument("--keep", action="store_true", help="reuse the last run's results (may be stale)")
+    parser.add_argument("--retest", action="store_true", help="re-run only the mutants the last run left alive")
     parser.add_argument("--report-only", action="store_true", help="print the last run's results, run nothing")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        return child(args.child)
+        return child(args.child, args.retest)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module {', '.join(unknown)}; choose from {', '.join(MODULES)}")
@@ -161,14 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules or list(MODULES):
         folder = WORK / module
         if not args.report_only:
-            prepare(folder, args.keep)
+            prepare(folder, keep=args.retest)
             print(f"== {module}: mutating {', '.join(MODULES[module][0])} against "
                   f"{', '.join(MODULES[module][1])}", flush=True)
             started = time.monotonic()
             # One thread for torch and its kin: the machine is shared, and mutmut forks per mutant.
             env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", module],
-                                  cwd=folder, env=env)
+            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", module,
+                                   *(["--retest"] if args.retest else [])], cwd=folder, env=env)
             minutes = (time.monotonic() - started) / 60
             if done.returncode != 0:
                 print(f"== {module}: mutmut failed (exit {done.returncode})")

@@ -161,3 +161,150 @@ def test_an_empty_per_position_item_is_refused_not_skipped(capsys):
         cli.main(["estimate", "--per-position", "0.9,,0.8"])
     assert err.value.code == 2
     assert "expected comma-separated numbers between 0 and 1, got '0.9,,0.8'" in capsys.readouterr().err
+
+
+def test_acceptance_figures_at_their_bounds_and_the_messages():
+    assert payoff.acceptance_length("length", 1.0, 4) == 1.0
+    assert payoff.acceptance_length("length", 5.0, 4) == 5.0
+    assert payoff.acceptance_length("rate", 1.0, 4) == 5.0
+    assert payoff.acceptance_length("per_position", (0.0, 1.0), 2) == 1.0
+    with pytest.raises(UserError, match=r"^each per-position acceptance is between 0 and 1$"):
+        payoff.acceptance_length("per_position", (0.5, -0.1), 2)
+    with pytest.raises(UserError, match=r"^unknown acceptance kind 'odd'; one of length, rate, per_position$"):
+        payoff.acceptance_length("odd", 1.0, 2)
+
+
+def test_a_verify_table_that_is_not_an_object_or_has_no_draft_rows(tmp_path):
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]\n")
+    with pytest.raises(UserError, match=r"list\.json:1:1: expected a 'target' list of \{batch, q, ms\} rows"):
+        payoff.VerifyTable(listed)
+    bare = tmp_path / "bare.json"
+    bare.write_text('{"target": [{"batch": 1, "q": 1, "ms": 2.0}, {"batch": 1, "q": 2, "ms": 3.0}]}\n')
+    table = payoff.VerifyTable(bare)
+    assert table.path == bare and table.cost(1, 1).factor == 1.5
+    with pytest.raises(UserError) as err:
+        table.draft_cost(1)
+    assert str(err.value) == f"{bare}:1:1: no 'draft' rows to read a draft pass from"
+
+
+def test_a_prediction_as_json_names_every_term():
+    p = payoff.predict(3.0, 2, 0.1, payoff.VerifyCost(1.2, "given"), (0.05, 0.10), ("a", "b"))
+    assert p.as_json() == {"speedup_range": [p.low, p.high], "readings": [3.0 / 1.4], "draft_len": 2,
+                           "draft_cost": 0.1, "verify_cost": 1.2, "verify_cost_source": "given",
+                           "overlap_tax": [0.05, 0.10], "counted": ["a", "b"]}
+
+
+def _table(tmp_path: Path, data, name: str = "table.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+TARGET_ROWS = [{"batch": 1, "q": 1, "ms": 2.0}, {"batch": 1, "q": 3, "ms": 3.0},
+               {"batch": 4, "q": 1, "ms": 4.0}, {"batch": 4, "q": 3, "ms": 8.0}]
+
+
+def test_a_verify_table_says_what_it_measured_and_where_it_is(tmp_path):
+    full = _table(tmp_path, {"target": TARGET_ROWS, "machine": {"device": "GPU X"}, "shapes": {"target": {"name": "Tiny"}},
+                             "date": "2030-01-02"})
+    t = payoff.VerifyTable(full)
+    assert t.name == str(full)
+    assert t.what == (f"{full}: GPU X, random-weight Tiny-shaped target, plain PyTorch with CUDA graphs, 2030-01-02; "
+                      "not TensorRT-LLM")
+    bare = payoff.VerifyTable(_table(tmp_path, {"target": TARGET_ROWS, "machine": "GPU X", "shapes": ["Tiny"]}, "b.json"))
+    assert bare.what.endswith("b.json: unknown GPU, random-weight Llama-shaped target, plain PyTorch with CUDA graphs, "
+                              "undated; not TensorRT-LLM")
+    bare2 = payoff.VerifyTable(_table(tmp_path, {"target": TARGET_ROWS, "machine": {}, "shapes": {}}, "c.json"))
+    assert "c.json: unknown GPU, random-weight Llama-shaped target" in bare2.what
+    stored = payoff.VerifyTable(VERIFY_JSON)
+    assert stored.name == "benchmarks/results/verify_cost.json"
+    assert stored.what.startswith("benchmarks/results/verify_cost.json: NVIDIA H200 (141 GB), random-weight "
+                                  "Llama-3.1-8B-shaped target")
+
+
+def test_a_verify_table_interpolates_between_measured_points(tmp_path):
+    t = payoff.VerifyTable(_table(tmp_path, {"target": TARGET_ROWS}))
+    assert t.ratio == {1: {1: 1.0, 3: 1.5}, 4: {1: 1.0, 3: 2.0}}
+    assert t.cost(1, 2) == payoff.VerifyCost(1.5, "at batch 1, 3 tokens checked; both measured", t.what)
+    assert t.cost(4, 1).factor == pytest.approx(1.5)  # q = 2: half-way between 1.0 and 2.0
+    assert t.cost(4, 1).source == "at batch 4, 2 tokens checked; interpolated: tokens between measured 1 and 3"
+    got = t.cost(2, 2)  # batch 2: a third of the way from 1 (1.5) to 4 (2.0)
+    assert got.factor == pytest.approx(1.5 + 0.5 / 3)
+    assert got.source == "at batch 2, 3 tokens checked; interpolated: batch between measured 1 and 4"
+    assert t.cost(2, 1).source == ("at batch 2, 2 tokens checked; interpolated: batch between measured 1 and 4, "
+                                   "tokens between measured 1 and 3")
+    for batch, k, message in ((5, 1, "batch size 5 is outside the measured 1-4; give --verify-cost instead"),
+                              (1, 3, "max_draft_len + 1 = 4 is outside the measured 1-3; give --verify-cost instead")):
+        with pytest.raises(UserError) as err:
+            t.cost(batch, k)
+        assert str(err.value) == f"{t.name}: {message}"
+
+
+@pytest.mark.parametrize("data", [
+    {"target": [{"batch": 1, "q": 2, "ms": 3.0}]},  # no q = 1 row
+    {"target": [{"batch": 1, "q": 1, "ms": 0.0}]},  # a q = 1 row of no time
+    {"target": [{"batch": 1, "q": 1, "ms": -1.0}]},
+    {"target": [{"batch": 1, "q": 1, "ms": 2.0}, {"batch": 1, "q": 2}]},  # a row without ms
+    {"target": [{"batch": 1, "q": 1, "ms": "fast"}]},
+    {"target": [{"batch": 1, "q": 1, "ms": 2.0}, 5]},
+    {"target": {"batch": 1}},
+    {"rows": []},
+])
+def test_a_verify_table_without_usable_target_rows_is_refused(tmp_path, data):
+    path = _table(tmp_path, data)
+    with pytest.raises(UserError) as err:
+        payoff.VerifyTable(path)
+    assert str(err.value) == (f"{path}:1:1: expected a 'target' list of {{batch, q, ms}} rows with a q = 1 row per "
+                              "batch, as benchmarks/verify_cost.py writes")
+
+
+def test_draft_rows_are_one_token_passes_of_a_measured_batch(tmp_path):
+    draft = [{"batch": 1, "q": 1, "ms": 0.5}, {"batch": 4, "q": 1, "ms": 2.0}, {"batch": 4, "q": 2, "ms": 9.0},
+             {"batch": 16, "q": 1, "ms": 1.0}, "row", {"q": 1}]
+    t = payoff.VerifyTable(_table(tmp_path, {"target": TARGET_ROWS, "draft": draft}))
+    assert t.draft_share == {1: 0.25, 4: 0.5}
+    assert t.draft_cost(2) == pytest.approx(0.25 + 0.25 / 3)
+    assert t.as_data() == {"what": t.what, "name": t.name, "target": [[1, [[1, 1.0], [3, 1.5]]], [4, [[1, 1.0], [3, 2.0]]]],
+                           "draft": [[1, 0.25], [4, 0.5]]}
+    with pytest.raises(UserError, match="batch size 5 is outside the measured 1-4; give --draft-cost instead"):
+        t.draft_cost(5)
+
+
+@pytest.mark.parametrize("k, length", [(1, 1.0), (1, 2.0), (1, 1.5), (4, 3.0), (3, 2.952)])
+def test_the_acceptance_that_gives_a_length(k, length):
+    a = payoff.per_token_acceptance_from_length(length, k)
+    assert 0.0 <= a <= 1.0
+    # (1 - a^(k+1)) / (1 - a), written out here: the sum 1 + a + ... + a^k
+    assert sum(a ** i for i in range(k + 1)) == pytest.approx(length, abs=1e-6)
+
+
+def test_an_acceptance_length_outside_1_to_k_plus_1_has_no_acceptance():
+    for length in (0.99, 5.01):
+        with pytest.raises(ValueError, match=r"^tokens per step must be between 1 and draft_len \+ 1 = 5, got "):
+            payoff.per_token_acceptance_from_length(length, 4)
+
+
+def test_the_calculator_gets_every_form_and_the_sources():
+    data = payoff.calculator_data()
+    assert set(data) == {"verify", "overlap", "forms"}
+    assert data["verify"] == payoff.VerifyTable(VERIFY_JSON).as_data()
+    assert (data["overlap"]["low"], data["overlap"]["high"]) == OVERLAP_TAX
+    assert data["overlap"]["source"].endswith("src/specdec_guide/schemas/overlap_cost.yaml")
+    assert "https://lmsys.org/blog/2024-12-04-sglang-v0-4/#zero-overhead-batch-scheduler" in data["overlap"]["urls"]
+    by_id = {f["id"]: f for f in data["forms"]}
+    assert {"ngram", "draft_target", "eagle3", "eagle3_two_model", "mtp", "user_provided"} <= set(by_id)
+    assert set(by_id["ngram"]) == {"id", "method", "label", "overlap_scheduler", "why", "draft_cost",
+                                   "draft_cost_source"}
+    assert (by_id["ngram"]["method"], by_id["ngram"]["overlap_scheduler"], by_id["ngram"]["draft_cost"]) == (
+        "ngram", False, 0)
+    assert by_id["draft_target"]["draft_cost"] == "draft_pass" and by_id["eagle3"]["overlap_scheduler"] is True
+    assert by_id["eagle3_two_model"]["why"] == "guide_config" and by_id["ngram"]["why"] == "release"
+
+
+def test_an_unknown_method_lists_the_known_ones():
+    with pytest.raises(UserError) as err:
+        payoff.form("lookahead")
+    ids = [f.id for f in payoff.forms()]
+    assert str(err.value) == f"unknown method 'lookahead'; choose one of: {', '.join(ids)}"
+    assert payoff.form("ngram").label == "NGram"
