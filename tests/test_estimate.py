@@ -340,3 +340,374 @@ def test_a_bad_verify_cost_is_a_usage_error(value, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "--verify-cost: expected a number > 0" in err and "Traceback" not in err
+
+
+# -- the pieces, without a model: hand-made counts, parsers, settings, the figure command ----------
+import argparse  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+from specdec_guide import estimate as E  # noqa: E402
+from specdec_guide.speculation_types import DraftRequest, SpecStats, StepResult  # noqa: E402
+
+
+def stats_of(*steps) -> SpecStats:
+    s = SpecStats()
+    for tokens, drafted, accepted in steps:
+        s.add(StepResult(list(tokens), drafted, accepted))
+    return s
+
+
+def two_requests(logged=((2, 2), (4, 1)), **kw) -> "E.Estimate":
+    # A: 3 steps, 5 tokens, 2 drafted and both accepted. B: 3 steps, 4 tokens, 4 drafted, 1 accepted, 2 rejections.
+    a = stats_of(([3], 0, 0), ([1, 2, 3], 2, 2), ([9], 0, 0))
+    b = stats_of(([6], 0, 0), ([7], 2, 0), ([5, 6], 2, 1))
+    est = E.Estimate("NGram test", 2, kw.get("draft_cost", 0.0), verify_cost=kw.get("verify_cost", 1.0),
+                     tax=kw.get("tax", (0.0, 0.0)))
+    est.requests = [E.RequestResult("log.jsonl:1", 5, a, logged[0]), E.RequestResult("log.jsonl:2", 3, b, logged[1])]
+    return est
+
+
+def test_combined_counts_and_their_speedup_range():
+    est = two_requests()
+    t = est.total
+    assert (t.target_steps, t.drafted_tokens, t.accepted_tokens, t.rejections, t.acceptance_lengths) == (
+        6, 6, 3, 2, [1, 3, 1, 1, 1, 2])
+    # a = 3 / 5: (1 - a^3) / (1 - a) = 1.96 at no cost; the replay's own 9 / 6 = 1.5 tokens per step
+    assert est.speedup() == (pytest.approx(1.5), pytest.approx(1.96))
+    assert est.speedup(est.requests[0].stats) == (pytest.approx(5 / 3), pytest.approx(3.0))
+    priced = two_requests(draft_cost=0.5, verify_cost=1.2, tax=(0.03, 0.10))
+    # formula 1.96 / (2 x 0.5 + 1.2); replay 1.5 / (1.2 + 0.5 x 1 drafted per step); then the tax's two ends
+    assert priced.speedup() == (pytest.approx(1.5 / 1.7 / 1.10), pytest.approx(1.96 / 2.2 / 1.03))
+    assert E.speedup_range(SpecStats(), 2, 0.5, 1.25, (0.0, 0.25)) == (pytest.approx(0.8 / 1.25), pytest.approx(0.8))
+    assert E.combine([]) == SpecStats()
+
+
+def _line(*cells, widths=(14, 5, 6, 7, 8, 11, 10, 10, 10)):
+    return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+
+HEAD = ("record", "steps", "tokens", "drafted", "accepted", "accept_rate", "tok_accept", "accept_len", "speed-up")
+
+
+def test_the_report_table_and_the_logged_counters():
+    est = two_requests()
+    assert E.report(est).split("\n") == [
+        _line(*HEAD),
+        _line("log.jsonl:1", "3", "5", "2", "2", "1.000", "1.000", "1.667", "1.67-3.00x"),
+        _line("log.jsonl:2", "3", "4", "4", "1", "0.250", "0.333", "1.333", "1.33-1.44x"),
+        _line("all 2 requests", "6", "9", "6", "3", "0.500", "0.600", "1.500", "1.50-1.96x"),
+        "logged by the server: drafted 6, accepted 3; the replay equals them on every request"]
+    widths = (14, 5, 6, 7, 8, 11, 10, 10, 10)
+    assert E.report(est, per_request=False, compare=False).split("\n") == [
+        _line(*HEAD, widths=widths), _line("all 2 requests", "6", "9", "6", "3", "0.500", "0.600", "1.500",
+                                           "1.50-1.96x", widths=widths)]
+    differs = two_requests(logged=((2, 2), (4, 2)))
+    assert E.report(differs).split("\n")[-1] == (
+        "logged by the server: drafted 6, accepted 4; the replay differs on 1 request(s), first log.jsonl:2: the server "
+        "ran other settings, sampled, or its tokenizer splits the output differently")
+    assert E.report(two_requests(logged=((2, 2), None))).count("\n") == 3  # a request without counters: no line
+    zeroed = two_requests(logged=((0, 0), (0, 0)))
+    assert E.report(zeroed).split("\n")[-1] == (
+        "logged by the server: drafted 0, accepted 0 on every request: its counters were not filled (TensorRT-LLM "
+        "1.1.0 and 1.2.1 leave them at zero with TorchSampler, fixed by PR #17082); the replay above is the acceptance "
+        "figure")
+    nothing = E.Estimate("x", 2, 0.0)
+    nothing.requests = [E.RequestResult("l:1", 1, stats_of(([1], 0, 0)), (0, 0))]
+    assert E.report(nothing).split("\n")[-1] == ("logged by the server: drafted 0, accepted 0; the replay equals them "
+                                                 "on every request")
+
+
+def test_the_json_report():
+    est = two_requests(draft_cost=0.25, verify_cost=1.5, logged=((2, 2), None))
+    got = E.as_json(est)
+    lo_a, hi_a = est.speedup(est.requests[0].stats)
+    lo_b, hi_b = est.speedup(est.requests[1].stats)
+    lo, hi = est.speedup()
+    assert got == {
+        "drafter": "NGram test", "draft_cost": 0.25, "verify_cost": 1.5,
+        "requests": [
+            {"record": "log.jsonl:1", "target_steps": 3, "tokens": 5, "drafted": 2, "accepted": 2, "acceptance_rate": 1.0,
+             "acceptance_length": 5 / 3, "per_token_acceptance": 1.0, "speedup_range": [lo_a, hi_a],
+             "logged": {"drafted": 2, "accepted": 2}},
+            {"record": "log.jsonl:2", "target_steps": 3, "tokens": 4, "drafted": 4, "accepted": 1, "acceptance_rate": 0.25,
+             "acceptance_length": 4 / 3, "per_token_acceptance": 1 / 3, "speedup_range": [lo_b, hi_b]}],
+        "overall": {"target_steps": 6, "tokens": 9, "drafted": 6, "accepted": 3, "acceptance_rate": 0.5,
+                    "acceptance_length": 1.5, "per_token_acceptance": 0.6, "speedup_range": [lo, hi]}}
+    assert lo_a != lo_b  # each request is priced with its own counts
+    assert E.as_json(two_requests(logged=((2, 5), (4, 1))))["requests"][0]["logged"] == {"drafted": 2, "accepted": 5}
+
+
+def test_settings_label_and_drafter():
+    s = E.NGramSettings(3, 1, is_keep_all=False, is_use_oldest=False, is_public_pool=False)
+    assert s.label() == ("max_draft_len=3, max_matching_ngram_size=1, is_keep_all=False, is_use_oldest=False, "
+                         "is_public_pool=False")
+    d = s.drafter()
+    assert (d.max_draft_len, d.max_matching_ngram_size, d.is_keep_all, d.is_use_oldest, d.is_public_pool) == (
+        3, 1, False, False, False)
+    assert E.NGramSettings().label() == ("max_draft_len=4, max_matching_ngram_size=2, is_keep_all=True, "
+                                         "is_use_oldest=True, is_public_pool=True")
+
+
+def _est(k: int, n: int, steps, verify=1.0) -> "E.Estimate":
+    est = E.Estimate(E.NGramSettings(k, n).label(), k, 0.0, verify_cost=verify)
+    est.requests = [E.RequestResult("l:1", 1, stats_of(*steps), None)]
+    return est
+
+
+def test_the_sweep_table_and_the_best_setting():
+    fast = _est(2, 1, [([1, 2, 3], 2, 2)], verify=1.25)  # 3 tokens in one step
+    slow = _est(4, 3, [([1], 4, 0), ([2, 3], 4, 1)], verify=1.5)
+    widths = (1, 1, 5, 6, 7, 8, 11, 10, 10, 6, 10)
+    row = lambda *c: "  ".join(x.rjust(w) for x, w in zip(c, widths))  # noqa: E731
+    assert E.sweep_report([fast, slow], show_verify=True).split("\n") == [
+        row("k", "n", *HEAD[1:-1], "verify", "speed-up"),
+        row("2", "1", "1", "3", "2", "2", "1.000", "1.000", "3.000", "1.250", "2.40-2.40x"),
+        row("4", "3", "2", "3", "8", "1", "0.125", "0.333", "1.500", "1.500", "1.00-1.00x")]
+    # formula at a = 1/3 with k = 4: (1 - a^5) / (1 - a) = 1.494, over 1.5; the replay 1.5 / 1.5
+    assert slow.speedup() == (pytest.approx(1.49383 / 1.5, abs=1e-5), pytest.approx(1.0))
+    plain = E.sweep_report([fast]).split("\n")
+    assert plain[0].split() == ["k", "n", *HEAD[1:]] and plain[1].split()[-1] == "2.40-2.40x"
+    assert E.best([slow, fast]) is fast
+    twin = _est(3, 1, [([1, 2, 3], 2, 2)], verify=1.25)  # the same range with a longer draft: the shorter wins
+    assert E.best([twin, fast]) is fast and E.best([fast, twin]) is fast
+
+
+class ListDrafter:
+    """Proposes a fixed list; records what it was asked."""
+
+    def __init__(self, proposal):
+        self.proposal, self.asked, self.events = list(proposal), [], []
+
+    def start_request(self, request_id, prompt_len, max_tokens):
+        self.events.append(("start", request_id, prompt_len, max_tokens))
+
+    def propose(self, request: DraftRequest):
+        self.asked.append(request)
+        return list(self.proposal)
+
+    def end_request(self, request_id):
+        self.events.append(("end", request_id))
+
+
+def logged(output, max_tokens=None, finish="length", prompt=(1, 2), where="log.jsonl:1"):
+    return SimpleNamespace(prompt_ids=list(prompt), output_ids=list(output), max_tokens=max_tokens,
+                           finish_reason=finish, where=where, logged=None)
+
+
+def steps(stats: SpecStats):
+    return stats.target_steps, stats.drafted_tokens, stats.accepted_tokens, stats.rejections, stats.acceptance_lengths
+
+
+def test_a_replayed_request_follows_the_loop():
+    d = ListDrafter([6, 7, 0])
+    got = E.replay_request(logged([5, 6, 7, 8, 9]), d, 3, request_id=4)
+    # no draft on the context step; then 6 7 accepted, 0 rejected, 8 the target's; one token left: no draft
+    assert steps(got) == (3, 3, 2, 1, [1, 3, 1])
+    assert [(r.request_id, r.tokens, r.prompt_len, r.max_draft_len) for r in d.asked] == [(4, [1, 2, 5], 2, 3)]
+    assert d.events == [("start", 4, 2, 5), ("end", 4)]
+    # stopped by itself: its budget was not the end, so the last step drafts too
+    d = ListDrafter([6, 7, 0])
+    got = E.replay_request(logged([5, 6, 7, 8, 9], finish="stop"), d, 3, request_id=1)
+    assert steps(got) == (3, 6, 2, 2, [1, 3, 1]) and d.events[0] == ("start", 1, 2, 9)
+    assert [r.max_draft_len for r in d.asked] == [3, 3]
+    # a known budget: drafts never run past it (budget - 1)
+    d = ListDrafter([6, 7, 8, 9])
+    got = E.replay_request(logged([5, 6, 7, 8, 9], max_tokens=5), d, 4, request_id=1)
+    assert [r.max_draft_len for r in d.asked] == [3] and steps(got) == (2, 3, 3, 0, [1, 4])
+    # a draft longer than what is left of the log: accepted up to the logged end
+    d = ListDrafter([6, 7, 8, 9, 10])
+    got = E.replay_request(logged([5, 6, 7, 8, 9], finish="stop"), d, 5, request_id=1)
+    assert steps(got) == (2, 5, 4, 1, [1, 4])
+    # no draft length: plain decoding, the drafter never asked
+    d = ListDrafter([6])
+    assert steps(E.replay_request(logged([5, 6, 7]), d, 0, request_id=1)) == (3, 0, 0, 0, [1, 1, 1]) and not d.asked
+
+
+def test_a_replay_numbers_requests_in_log_order_and_names_a_failing_one():
+    d = ListDrafter([0])
+    est = E.replay([logged([5, 6, 7], where="a:1"), logged([5, 6], where="a:2", prompt=(1, 2, 3))], d, 1, "lbl",
+                   0.5, 1.25, (0.0, 0.1))
+    assert [e for e in d.events if e[0] == "start"] == [("start", 1, 2, 3), ("start", 2, 3, 2)]
+    assert (est.label, est.max_draft_len, est.draft_cost, est.verify_cost, est.tax) == ("lbl", 1, 0.5, 1.25, (0.0, 0.1))
+    assert [(r.where, r.prompt_tokens, r.logged) for r in est.requests] == [("a:1", 2, None), ("a:2", 3, None)]
+
+    class Broken(ListDrafter):
+        def propose(self, request):
+            raise KeyError("boom")
+
+    with pytest.raises(UserError) as err:
+        E.replay([logged([5, 6, 7], where="b:7")], Broken([]), 2, "x")
+    assert str(err.value) == "b:7:1: the drafter failed on this request: KeyError: 'boom'"
+
+
+def test_user_drafter_classes(tmp_path):
+    src = tmp_path / "mine.py"
+    src.write_text(
+        "class Sized:\n    def __init__(self, max_draft_len):\n        self.k = max_draft_len\n"
+        "    def propose(self, request):\n        return []\n"
+        "class Loose:\n    def __init__(self, **kw):\n        self.kw = kw\n    def propose(self, request):\n        return []\n"
+        "class Plain:\n    def propose(self, request):\n        return []\n"
+        "class Neither:\n    pass\n")
+    assert E.user_drafter(f"{src}:Sized", 3, None).k == 3
+    assert E.user_drafter(f"{src}:Loose", 5, None).kw == {"max_draft_len": 5}
+    assert type(E.user_drafter(f"{src}:Plain", 5, None)).__name__ == "Plain"
+    with pytest.raises(UserError) as err:
+        E.user_drafter(f"{src}:Neither", 2, None)
+    assert str(err.value) == (f"--drafter {src}:Neither: ValueError: Neither has neither prepare_draft_tokens("
+                              "scheduled_requests, resource_manager=None) nor propose(request)")
+    adapted = E.user_drafter(f"{DRAFTER}:PromptLookupDrafter", 2, 7)
+    assert callable(adapted.propose) and adapted.max_draft_len == 2
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser(prog="specdec-guide")
+    E.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["estimate", *argv])
+
+
+def refused(capsys, flag, value, message):
+    with pytest.raises(SystemExit):
+        parse(f"{flag}={value}")
+    assert f"{flag}: {message}" in capsys.readouterr().err
+
+
+def test_flag_values(capsys):
+    for text, want in (("true", True), ("TRUE", True), ("1", True), ("yes", True), ("false", False), ("0", False),
+                       ("No", False)):
+        assert parse("--is-keep-all", text).is_keep_all is want
+    refused(capsys, "--is-use-oldest", "maybe", "expected true or false, got 'maybe'")
+    assert parse("--max-draft-len", "1").max_draft_len == 1
+    for bad in ("0", "-2", "x"):
+        refused(capsys, "--max-draft-len", bad, f"expected a positive integer, got '{bad}'")
+    assert parse("--sweep", "--draft-lens", "3, 1,,2").draft_lens == (3, 1, 2)
+    assert parse().draft_lens == (1, 2, 3, 4, 6, 8) and parse().ngram_sizes == (1, 2, 3, 4)
+    refused(capsys, "--draft-lens", "1,0", "expected positive integers, got '1,0'")
+    refused(capsys, "--ngram-sizes", ",", "expected positive integers, got ','")
+    refused(capsys, "--ngram-sizes", "1,x", "expected comma-separated integers, got '1,x'")
+    assert parse("--verify-cost", "0.5").verify_cost == 0.5
+    assert parse("--draft-cost", "0").draft_cost == 0.0
+    for bad in ("-1", "x", "inf"):
+        refused(capsys, "--draft-cost", bad, f"expected a number >= 0, got '{bad}'")
+    assert parse("--acceptance-length", "1e0").acceptance_length == 1.0
+    for bad in ("x", "inf", "-inf", "nan"):
+        refused(capsys, "--acceptance-rate", bad, f"expected a number, got '{bad}'")
+    assert parse("--per-position", "0,1").per_position == (0.0, 1.0)
+    refused(capsys, "--per-position", "0.5,1.5", "expected comma-separated numbers between 0 and 1, got '0.5,1.5'")
+    refused(capsys, "--per-position", "-0.1", "expected comma-separated numbers between 0 and 1, got '-0.1'")
+
+
+def test_the_default_tokenizer_is_the_real_models(monkeypatch, tmp_path):
+    import sys
+
+    fake = SimpleNamespace(ensure_checkpoint=lambda: tmp_path)
+    monkeypatch.setitem(sys.modules, "specdec_guide.models.smollm2", fake)
+    assert E.default_tokenizer() == tmp_path
+    monkeypatch.setitem(sys.modules, "specdec_guide.models.smollm2", None)  # not importable
+    with pytest.raises(UserError) as err:
+        E.default_tokenizer()
+    assert str(err.value) == ("no --tokenizer given and the real model's package is not available: give a local "
+                              "Hugging Face tokenizer directory with --tokenizer")
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("model: x\n", "1:1", "no speculative_config mapping to read the NGram keys from"),
+    ("model: x\nspeculative_config: 3\n", "2:1", "no speculative_config mapping to read the NGram keys from"),
+    ("- 1\n", "1:1", "no speculative_config mapping to read the NGram keys from"),
+    ("model: x\nspeculative_config:\n  max_draft_len: 2\n  decoding_type: Eagle\n", "4:3",
+     "speculative_config.decoding_type is 'Eagle'; estimate replays NGram (use --drafter for another deterministic "
+     "drafter)"),
+    ("speculative_config:\n  max_draft_len: 2\n", "1:1",
+     "speculative_config.decoding_type is None; estimate replays NGram (use --drafter for another deterministic "
+     "drafter)"),
+    ("speculative_config:\n  decoding_type: NGram\n  max_draft_len: 0\n", "3:3",
+     "speculative_config.max_draft_len: expected a positive integer, got 0"),
+    ("speculative_config:\n  decoding_type: NGram\n  max_matching_ngram_size: true\n", "3:3",
+     "speculative_config.max_matching_ngram_size: expected a positive integer, got True"),
+    ("speculative_config:\n  decoding_type: NGram\n  max_draft_len: '3'\n", "3:3",
+     "speculative_config.max_draft_len: expected a positive integer, got '3'"),
+    ("speculative_config:\n  decoding_type: NGram\n  is_keep_all: 1\n", "3:3",
+     "speculative_config.is_keep_all: expected true or false, got 1"),
+    ("speculative_config: [1\n", "2:1", "invalid YAML: expected ',' or ']', but got '<stream end>'"),
+    ("[" * 5000 + "]" * 5000 + "\n", "1:1", "invalid YAML: nested too deeply"),
+])
+def test_settings_from_a_yaml_say_where(tmp_path, text, where, message):
+    path = tmp_path / "model.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        E.settings_from_yaml(path)
+    assert str(err.value) == f"{path}:{where}: {message}"
+
+
+def test_settings_from_a_yaml_take_what_is_given(tmp_path):
+    path = tmp_path / "model.yaml"
+    path.write_text("speculative_config:\n  decoding_type: NGram\n  max_draft_len: 3\n  is_use_oldest: false\n"
+                    "  is_public_pool: false\n  max_matching_ngram_size: 5\n  is_keep_all: false\n")
+    assert E.settings_from_yaml(path) == E.NGramSettings(3, 5, False, False, False)
+    path.write_text("speculative_config: {decoding_type: NGram}\n")
+    assert E.settings_from_yaml(path) == E.NGramSettings()
+
+
+def figure(capsys, *argv) -> tuple[int, str]:
+    code = cli.main(["estimate", *argv])
+    return code, capsys.readouterr()
+
+
+FLAT = ("--no-verify-cost", "--no-overlap-cost")
+
+
+def test_an_acceptance_figure_is_printed_with_its_arithmetic(capsys):
+    code, out = figure(capsys, "--acceptance-length", "2.5", "--max-draft-len", "3", "--draft-cost", "0.1", *FLAT)
+    assert code == 0 and out.out.split("\n") == [
+        "NGram, max_draft_len 3, batch size 1; acceptance length 2.500",
+        "costs in plain target steps, counted:",
+        "  draft 0.100 per draft token (given)",
+        "  verification 1.000 (not counted: checking k + 1 tokens taken to cost one plain step)",
+        "  overlap scheduler off for NGram: not counted",
+        "predicted speed-up: 1.92x = 2.500 / (3 x 0.100 + 1.000); step cost 1.300", ""]
+    code, out = figure(capsys, "--acceptance-rate", "0.5", "--max-draft-len", "3", "--batch-size", "4", "--verify-cost",
+                       "1.25")
+    lines = out.out.split("\n")
+    assert lines[0] == "NGram, max_draft_len 3, batch size 4; acceptance rate 0.5 -> acceptance length 2.500 (1 + rate x 3)"
+    assert lines[-2] == ("predicted speed-up: 1.82-1.94x = 2.500 / (3 x 0.000 + 1.250), divided by 1.10 (low end) and "
+                         "1.03 (high end); step cost 1.250")
+    code, out = figure(capsys, "--acceptance-rate", "0", "--max-draft-len", "2", *FLAT)
+    assert out.out.split("\n")[0] == (
+        "NGram, max_draft_len 2, batch size 1; acceptance rate 0 -> acceptance length 1.000 (1 + rate x 2); note: "
+        "TensorRT-LLM 1.1.0 and 1.2.1 report 0 per request with their default sampler whatever was accepted: measure "
+        "acceptance another way (snippets/acceptance/check_acceptance.py)")
+    code, out = figure(capsys, "--per-position", "0.5,0.5", *FLAT)  # k from the figures
+    assert out.out.split("\n")[0] == ("NGram, max_draft_len 2, batch size 1; per-position acceptance 0.5, 0.5 -> "
+                                      "acceptance length 1.750")
+
+
+def test_an_acceptance_figure_as_json(capsys):
+    code, out = figure(capsys, "--acceptance-length", "3", "--max-draft-len", "4", "--json", *FLAT)
+    assert out.out.startswith('{\n  "method": "ngram",\n  "batch_size": 1,\n  "acceptance_length": 3.0,\n')
+    got = json.loads(out.out)
+    assert got["counted"] == [
+        "draft 0.000 per draft token (NGram drafts from a pool on the host, no GPU pass: its lookup is taken as free)",
+        "verification 1.000 (not counted: checking k + 1 tokens taken to cost one plain step)",
+        "overlap scheduler off for NGram: not counted"]
+    assert (got["draft_len"], got["speedup_range"], got["readings"]) == (4, [3.0, 3.0], [3.0])
+    code, out = figure(capsys, "--acceptance-length", "3", "--max-draft-len", "4", "--json", "--batch-size", "16",
+                       "--no-verify-cost")
+    assert json.loads(out.out)["batch_size"] == 16
+
+
+@pytest.mark.parametrize("extra", [["log.jsonl"], ["--sweep"], ["--drafter", "x.py:X"], ["--config", "m.yaml"],
+                                   ["--plot", "p.png"]])
+def test_an_acceptance_figure_takes_no_log_options(capsys, extra):
+    code, out = figure(capsys, "--acceptance-length", "2", "--max-draft-len", "3", *extra)
+    assert code == 2 and out.err.strip().endswith(
+        "an acceptance figure replaces the log: drop LOG, --sweep, --drafter, --config and --plot")
+
+
+def test_figure_refusals_word_for_word(capsys):
+    code, out = figure(capsys, "--acceptance-rate", "0.5")
+    assert code == 2 and out.err.strip().endswith("give --max-draft-len K with an acceptance figure")
+    code, out = figure(capsys, "--acceptance-rate", "0.5", "--per-position", "0.5", "--max-draft-len", "1")
+    assert out.err.strip().endswith("give one of --acceptance-length, --acceptance-rate, --per-position")
+    code, out = figure(capsys, "--acceptance-rate", "0.5", "--max-draft-len", "1", "--verify-table", "t.json",
+                       "--verify-cost", "2")
+    assert out.err.strip().endswith("--verify-table is read only when verification is looked up (--batch-size, the "
+                                    "default)")
