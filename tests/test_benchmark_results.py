@@ -15,6 +15,7 @@ import copy
 import importlib.util
 import json
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,46 @@ def test_different_served_drafts_are_named(served_bench, served):
     other = copy.deepcopy(served)
     other["results"]["inproc_ngram"]["drafted"] += 1
     assert "drafted differently" in "\n".join(served_bench.verdict(other["results"]))
+
+
+def _own_baseline(name: str) -> str:
+    # Each side against the baseline of its own kind, timed in the same round (the page's reading).
+    return {"served": "served_baseline", "inproc": "inproc_baseline", "hf": "hf_greedy"}[name.split("_")[0]]
+
+
+def test_served_speedups_are_medians_of_the_rounds(served):
+    rows, rounds = served["results"], served["settings"]["rounds"]
+    assert rounds >= 3 and served["settings"]["max_tokens"] > 0
+    for name, row in rows.items():
+        assert len(row["rounds_cpu_s"]) == len(row["rounds_wall_s"]) == rounds, name
+        assert row["cpu_s"] == pytest.approx(statistics.median(row["rounds_cpu_s"]), abs=0.006), name
+        base = rows[_own_baseline(name)]["rounds_cpu_s"]
+        ratios = [b / c for b, c in zip(base, row["rounds_cpu_s"])]
+        assert row["speedup"] == pytest.approx(statistics.median(ratios), abs=0.0011), name
+        assert row["speedup_range"] == pytest.approx([min(ratios), max(ratios)], abs=0.0011), name
+
+
+def test_the_served_goal_follows_from_the_stored_rounds(served_bench, served):
+    rows = served["results"]
+    hf = [b / c for b, c in zip(rows["hf_greedy"]["rounds_cpu_s"], rows["hf_prompt_lookup"]["rounds_cpu_s"])]
+    for pool, name in (("is_public_pool: false", "served_ngram_private"), ("public pool, as rendered", "served_ngram")):
+        ours = [b / c for b, c in zip(rows["served_baseline"]["rounds_cpu_s"], rows[name]["rounds_cpu_s"])]
+        goal = served["goal"][pool]
+        assert goal["met"] == (rows[name]["speedup"] >= rows["hf_prompt_lookup"]["speedup"]), pool
+        assert goal["ahead"] == sum(o >= h for o, h in zip(ours, hf)), pool
+        assert f"{pool}: ours {rows[name]['speedup']:.2f}x" in (RESULTS / "served_ngram.md").read_text()
+    assert served["goal"] == served_bench.goal(rows)
+
+
+def test_a_slower_served_ngram_is_reported_as_a_missed_goal(served_bench, served):
+    worse = copy.deepcopy(served)
+    rows = worse["results"]
+    row = rows["served_ngram_private"]
+    row["rounds_cpu_s"] = [2 * c for c in rows["served_baseline"]["rounds_cpu_s"]]  # half the baseline's speed
+    row["speedup"], row["speedup_range"] = 0.5, [0.5, 0.5]
+    worse["goal"] = served_bench.goal(rows)
+    assert worse["goal"]["is_public_pool: false"]["met"] is False
+    assert worse["goal"]["is_public_pool: false"]["ahead"] == 0
+    assert "is_public_pool: false: ours 0.50x" in served_bench.table(worse)
+    private = served_bench.goal_line(worse).split("is_public_pool: false:")[1].split(";")[0]
+    assert "NOT met, ours at least as fast in 0 of" in private and "overlap" not in private
