@@ -347,6 +347,7 @@ import argparse  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 from specdec_guide import estimate as E  # noqa: E402
+from specdec_guide import payoff  # noqa: E402
 from specdec_guide.speculation_types import DraftRequest, SpecStats, StepResult  # noqa: E402
 
 
@@ -711,3 +712,129 @@ def test_figure_refusals_word_for_word(capsys):
                        "--verify-cost", "2")
     assert out.err.strip().endswith("--verify-table is read only when verification is looked up (--batch-size, the "
                                     "default)")
+
+
+def test_speedup_range_defaults_to_one_plain_step_of_verification():
+    stats = stats_of(([1, 2], 1, 1))
+    assert E.speedup_range(stats, 1, 0.0) == (pytest.approx(2.0), pytest.approx(2.0))
+
+
+def test_a_difference_below_a_millionth_is_a_tie_that_the_shorter_draft_wins():
+    longer = _est(4, 1, [([1], 0, 0)], verify=1 / 1.0000004)
+    shorter = _est(2, 1, [([1], 0, 0)], verify=1 / 1.0000001)
+    assert E.best([longer, shorter]) is shorter
+    clearly = _est(4, 1, [([1], 0, 0)], verify=1 / 1.4)
+    assert E.best([clearly, _est(2, 1, [([1], 0, 0)], verify=1 / 1.3)]) is clearly
+
+
+def test_zero_logged_counters_after_a_single_drafted_token():
+    one = E.Estimate("x", 1, 0.0)
+    one.requests = [E.RequestResult("l:1", 1, stats_of(([5], 1, 0)), (0, 0))]
+    assert "its counters were not filled" in E.report(one)
+
+
+def test_a_sweep_prices_each_setting_with_its_own_verification(tmp_path):
+    requests = [logged([1, 2, 1, 2, 1, 2], prompt=(1, 2, 1, 2))]
+    costs = {1: 1.1, 3: 1.3}
+    got = E.sweep(requests, E.NGramSettings(is_keep_all=False), (1, 3), (2, 1), 0.25,
+                  verify=lambda k: payoff.VerifyCost(costs[k], "x"), tax=(0.01, 0.02))
+    assert [(e.max_draft_len, e.label.split(", ")[1], e.verify_cost, e.draft_cost, e.tax) for e in got] == [
+        (1, "max_matching_ngram_size=2", 1.1, 0.25, (0.01, 0.02)), (3, "max_matching_ngram_size=2", 1.3, 0.25, (0.01, 0.02)),
+        (1, "max_matching_ngram_size=1", 1.1, 0.25, (0.01, 0.02)), (3, "max_matching_ngram_size=1", 1.3, 0.25, (0.01, 0.02))]
+    assert all("is_keep_all=False" in e.label for e in got)
+    plain = E.sweep(requests, E.NGramSettings(), (2,), (1,), 0.0)
+    assert (plain[0].verify_cost, plain[0].tax) == (1.0, (0.0, 0.0))
+    assert plain[0].total.accepted_tokens > 0  # the prompt's pattern is drafted and accepted
+
+
+def test_figure_commands_that_need_a_draft_figure_or_a_table_of_your_own(tmp_path, capsys):
+    code, out = figure(capsys, "--method", "user_provided", "--acceptance-length", "2", "--max-draft-len", "3")
+    assert code == 2 and out.err.strip().endswith("(--draft-cost C, in target steps per draft token)")
+    table = tmp_path / "mine.json"
+    table.write_text(json.dumps({"target": [{"batch": 1, "q": 1, "ms": 2.0}, {"batch": 1, "q": 3, "ms": 5.0}]}))
+    code, out = figure(capsys, "--acceptance-length", "2", "--max-draft-len", "2", "--verify-table", str(table),
+                       "--no-overlap-cost", "--json")
+    got = json.loads(out.out)
+    assert (got["verify_cost"], got["verify_cost_source"]) == (2.5, "at batch 1, 3 tokens checked; both measured")
+
+
+def test_log_options_word_for_word(tmp_path, capsys):
+    code, out = figure(capsys)
+    assert code == 2 and out.err.strip().endswith(
+        "give a LOG to replay, or an acceptance figure (--acceptance-length, --acceptance-rate, --per-position) with "
+        "--method")
+    log = str(tmp_path / "log.jsonl")
+    for argv in (["--method", "eagle3"], ["--method", "user_provided"], ["--drafter", "d.py:D", "--method", "ngram"]):
+        code, out = figure(capsys, log, *argv)
+        assert code == 2 and out.err.strip().endswith(
+            "a log replay runs NGram, or your --drafter (user_provided): --method is for an acceptance figure"), argv
+    code, out = figure(capsys, log, "--drafter", "d.py:D", "--sweep")
+    assert code == 2 and out.err.strip().endswith("--sweep tries NGram settings; it cannot be combined with --drafter")
+
+
+@pytest.mark.parametrize("argv", [["--sweep", "--draft-lens", "1,9", "--batch-size", "4"],
+                                  ["--max-draft-len", "9", "--batch-size", "4"]])
+def test_draft_lengths_are_priced_before_the_log_is_read(tmp_path, capsys, argv):
+    code, out = figure(capsys, str(tmp_path / "log.jsonl"), "--tokenizer", str(tmp_path / "none"), *argv)
+    assert code == 2 and "max_draft_len + 1 = 10 is outside the measured 1-9" in out.err
+
+
+ECHO = [{"prompt": "abcabc abcabc", "output": "abcabc abc"}, {"prompt": "xyz xyz", "output": " xyz xyz xy"}]
+
+
+def test_a_replay_prints_its_settings_and_costs(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    log = _write(tmp_path / "log.jsonl", *ECHO)
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--max-draft-len", "3", "--no-verify-cost")
+    lines = out.out.split("\n")
+    assert lines[0] == (f"2 requests from {log}; NGram max_draft_len=3, max_matching_ngram_size=2, is_keep_all=True, "
+                        "is_use_oldest=True, is_public_pool=True")
+    assert lines[1:5] == ["costs in plain target steps, counted:",
+                          "  draft 0.000 per draft token (NGram drafts from a pool on the host, no GPU pass: its lookup "
+                          "is taken as free)",
+                          "  verification 1.000 (not counted: checking k + 1 tokens taken to cost one plain step)",
+                          "  overlap scheduler off for NGram (the release turns it off): each step 1.03-1.10x as long "
+                          "(TensorRT-LLM's one figure to SGLang's, the same at every batch size: "
+                          "src/specdec_guide/schemas/overlap_cost.yaml)"]
+    assert lines[5].split() == list(HEAD) and lines[6].startswith(f"{log}:1 ") and lines[8].startswith("all 2 requests")
+
+
+def test_a_replayed_drafter_class_is_taken_as_free_and_priced_as_user_provided(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    log = _write(tmp_path / "log.jsonl", *ECHO)
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--drafter", f"{DRAFTER}:PromptLookupDrafter",
+                       "--json", "--no-verify-cost")
+    got = json.loads(out.out)
+    assert got["draft_cost"] == 0.0
+    assert got["counted"][0] == ("draft 0.000 per draft token (assumed 0, a drafter on the host: give --draft-cost for "
+                                 "one that runs a model)")
+    assert got["counted"][2].startswith(f"overlap scheduler off for {payoff.form('user_provided').label} ")
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--drafter", f"{DRAFTER}:PromptLookupDrafter",
+                       "--json", "--no-verify-cost", "--draft-cost", "0.5")
+    assert json.loads(out.out)["counted"][0] == "draft 0.500 per draft token (given)"
+
+
+def test_a_sweep_prints_its_grid_word_for_word(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    log = _write(tmp_path / "log.jsonl", *ECHO)
+    base = [str(log), "--tokenizer", str(target), "--sweep", "--draft-lens", "2", "--ngram-sizes", "1,2"]
+    code, out = figure(capsys, *base, "--batch-size", "4", "--is-keep-all", "false")
+    lines = out.out.split("\n")
+    assert lines[0] == f"2 requests from {log}; NGram is_keep_all=False, is_use_oldest=True, is_public_pool=True"
+    assert lines[1:4] == ["costs in plain target steps, counted:",
+                          "  draft 0.000 per draft token (NGram drafts from a pool on the host, no GPU pass: its lookup "
+                          "is taken as free)",
+                          "  verification per row, column verify (at batch 4, k + 1 tokens checked)"]
+    assert lines[5].startswith("verification measured on benchmarks/results/verify_cost.json: NVIDIA H200")
+    assert lines[6] == "k = max_draft_len, n = max_matching_ngram_size"
+    assert lines[7].split() == ["k", "n", *HEAD[1:-1], "verify", "speed-up"]
+    assert lines[8].split()[:2] == ["2", "1"] and lines[9].split()[:2] == ["2", "2"]
+    assert lines[10].startswith("best: max_draft_len=2, max_matching_ngram_size=")
+    given = figure(capsys, *base, "--verify-cost", "1.5")[1].out.split("\n")
+    assert "  verification 1.500 (given)" in given and given[6].split()[-1] == "speed-up"  # no verify column
+    # the overlap tax divides every row's range: 1.10 at the low end, 1.03 at the high end
+    untaxed = figure(capsys, *base, "--verify-cost", "1.5", "--no-overlap-cost")[1].out.split("\n")
+    for taxed_row, plain_row in zip(given[7:9], untaxed[7:9]):
+        (lo, hi), (plo, phi) = ((float(x) for x in row.split()[-1].rstrip("x").split("-"))
+                                for row in (taxed_row, plain_row))
+        assert lo == pytest.approx(plo / 1.10, abs=0.011) and hi == pytest.approx(phi / 1.03, abs=0.011)

@@ -308,3 +308,12 @@ def test_an_unknown_method_lists_the_known_ones():
     ids = [f.id for f in payoff.forms()]
     assert str(err.value) == f"unknown method 'lookahead'; choose one of: {', '.join(ids)}"
     assert payoff.form("ngram").label == "NGram"
+
+
+def test_defaults_and_sources_of_the_costs():
+    assert payoff.expected_speedup(1.0, 4, 0.0) == 5.0  # verification taken as one plain step unless given
+    given = payoff.costs("ngram", 3, 1, draft_cost=0.2, verify_cost=1.7, count_overlap=False)
+    assert given[:2] == (0.2, "given") and given[2] == payoff.VerifyCost(1.7, "given")
+    assert given[4][:2] == ("draft 0.200 per draft token (given)", "verification 1.700 (given)")
+    kept = payoff.costs("eagle3", 3, 1, draft_cost=0.05)
+    assert kept[4][-1] == f"overlap scheduler: kept on for {payoff.form('eagle3').label}, nothing to charge"

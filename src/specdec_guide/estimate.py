@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -526,23 +525,22 @@ def run(args: argparse.Namespace) -> int:
         step_costs(k)
     tokenizer = load_tokenizer(args.tokenizer or default_tokenizer())
     requests = read_log(args.log, tokenizer)
-    out = sys.stdout
     if args.sweep:
         c, _, v, tax, counted = step_costs(args.draft_lens[0])
         estimates = sweep(requests, settings, args.draft_lens, args.ngram_sizes, c, lambda k: step_costs(k)[2], tax)
         top = best(estimates)
         print(f"{len(requests)} requests from {args.log}; NGram is_keep_all={settings.is_keep_all}, "
-              f"is_use_oldest={settings.is_use_oldest}, is_public_pool={settings.is_public_pool}", file=out)
+              f"is_use_oldest={settings.is_use_oldest}, is_public_pool={settings.is_public_pool}")
         varies = args.verify_cost is None and not args.no_verify_cost
         if varies:
             counted = tuple(f"verification per row, column verify (at batch {args.batch_size or 1}, k + 1 tokens "
                             "checked)" if x.startswith("verification ") else x for x in counted)
-        print(_costs_lines(counted, v), file=out)
-        print("k = max_draft_len, n = max_matching_ngram_size", file=out)
-        print(sweep_report(estimates, show_verify=varies), file=out)
+        print(_costs_lines(counted, v))
+        print("k = max_draft_len, n = max_matching_ngram_size")
+        print(sweep_report(estimates, show_verify=varies))
         lo, hi = top.speedup()
         print(f"best: {top.label} (acceptance length {top.total.mean_acceptance_length:.3f}, "
-              f"predicted speed-up {lo:.2f}-{hi:.2f}x)", file=out)
+              f"predicted speed-up {lo:.2f}-{hi:.2f}x)")
         if args.plot:
             plot(args.plot, estimates=estimates)
         return 0
@@ -556,12 +554,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**as_json(est), "verify_cost_source": v.source, "overlap_tax": list(tax),
                           "counted": list(counted),
-                          **({"verify_cost_measured_on": v.measured_on} if v.measured_on else {})}, indent=2), file=out)
+                          **({"verify_cost_measured_on": v.measured_on} if v.measured_on else {})}, indent=2))
     else:
-        print(f"{len(requests)} requests from {args.log}; {label}", file=out)
-        print(_costs_lines(counted, v), file=out)
+        print(f"{len(requests)} requests from {args.log}; {label}")
+        print(_costs_lines(counted, v))
         # The server's counters describe its own drafter: compare only when replaying NGram.
-        print(report(est, per_request=not args.summary, compare=not args.drafter), file=out)
+        print(report(est, per_request=not args.summary, compare=not args.drafter))
     if args.plot:
         plot(args.plot, est=est)
     return 0
