@@ -838,3 +838,73 @@ def test_a_sweep_prints_its_grid_word_for_word(tiny_models, tmp_path, capsys):
         (lo, hi), (plo, phi) = ((float(x) for x in row.split()[-1].rstrip("x").split("-"))
                                 for row in (taxed_row, plain_row))
         assert lo == pytest.approx(plo / 1.10, abs=0.011) and hi == pytest.approx(phi / 1.03, abs=0.011)
+
+
+def test_counts_add_up_across_requests_and_defaults_of_a_replay():
+    both = E.combine([stats_of(([1], 1, 0)), stats_of(([2], 2, 0), ([3], 1, 0))])
+    assert (both.target_steps, both.drafted_tokens, both.rejections, both.acceptance_lengths) == (3, 4, 3, [1, 1, 1])
+    est = E.replay([logged([5, 6, 7])], ListDrafter([6]), 1, "lbl")
+    assert (est.draft_cost, est.verify_cost, est.tax) == (0.0, 1.0, (0.0, 0.0))
+    # one draft token per step is still a draft
+    assert steps(est.total) == (2, 1, 1, 0, [1, 2])
+
+
+def test_settings_accept_the_smallest_sizes_and_name_a_reader_error(tmp_path):
+    path = tmp_path / "model.yaml"
+    path.write_text("speculative_config:\n  decoding_type: NGram\n  max_draft_len: 1\n  max_matching_ngram_size: 1\n")
+    assert E.settings_from_yaml(path) == E.NGramSettings(1, 1)
+    path.write_text("a: \x07\n")
+    with pytest.raises(UserError) as err:
+        E.settings_from_yaml(path)
+    assert str(err.value).startswith(f"{path}:1:1: invalid YAML: unacceptable character #x0007")
+
+
+END_DRAFTER = ("class EndDrafter:\n"
+               "    def prepare_draft_tokens(self, scheduled_requests, resource_manager=None):\n"
+               "        for r in scheduled_requests.generation_requests:\n"
+               "            r.py_draft_tokens = [] if r.py_end_id is None else [r.py_end_id]\n")
+
+
+def test_a_drafter_class_gets_the_tokenizers_end_id(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    src = tmp_path / "end.py"
+    src.write_text(END_DRAFTER)
+    assert E.user_drafter(f"{src}:EndDrafter", 2, 7).end_id == 7
+    log = _write(tmp_path / "log.jsonl", *ECHO)
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--drafter", f"{src}:EndDrafter", "--json")
+    assert json.loads(out.out)["overall"]["drafted"] > 0  # the end id, offered as a draft on every step
+
+
+def test_a_replay_as_json_and_its_options(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    counted = [{**r, "total_draft_tokens": 1, "total_accepted_draft_tokens": 0} for r in ECHO]
+    log = _write(tmp_path / "log.jsonl", *counted)
+    spec = f"{DRAFTER}:PromptLookupDrafter"
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--drafter", spec, "--method", "user_provided",
+                       "--json", "--batch-size", "1")
+    assert code == 0 and out.out.startswith('{\n  "drafter": ')
+    got = json.loads(out.out)
+    assert got["drafter"] == f"{spec}, max_draft_len=4"
+    assert set(got) == {"drafter", "draft_cost", "verify_cost", "requests", "overall", "verify_cost_source",
+                        "overlap_tax", "counted", "verify_cost_measured_on"}
+    assert got["overlap_tax"] == [0.03, 0.1] and got["verify_cost_measured_on"].startswith(
+        "benchmarks/results/verify_cost.json: NVIDIA H200")
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--json", "--verify-cost", "1.2", "--method", "ngram")
+    assert code == 0 and "verify_cost_measured_on" not in json.loads(out.out)
+    # the text report: the logged counters are compared for NGram only; --summary keeps the overall row
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--drafter", spec)
+    assert "logged by the server" not in out.out and out.out.split("\n")[0] == f"2 requests from {log}; {spec}, max_draft_len=4"
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--summary")
+    lines = out.out.rstrip("\n").split("\n")
+    assert lines[-3].split()[0] == "record" and lines[-2].startswith("all 2 requests")
+    assert lines[-1].startswith("logged by the server: drafted 2, accepted 0; the replay differs on 2 request(s)")
+    png = tmp_path / "replay.png"
+    assert figure(capsys, str(log), "--tokenizer", str(target), "--plot", str(png))[0] == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sweep_at_the_default_batch_says_batch_1(tiny_models, tmp_path, capsys):
+    target, _ = tiny_models
+    log = _write(tmp_path / "log.jsonl", *ECHO)
+    code, out = figure(capsys, str(log), "--tokenizer", str(target), "--sweep", "--draft-lens", "2", "--ngram-sizes", "1")
+    assert "  verification per row, column verify (at batch 1, k + 1 tokens checked)" in out.out.split("\n")

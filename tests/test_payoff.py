@@ -317,3 +317,19 @@ def test_defaults_and_sources_of_the_costs():
     assert given[4][:2] == ("draft 0.200 per draft token (given)", "verification 1.700 (given)")
     kept = payoff.costs("eagle3", 3, 1, draft_cost=0.05)
     assert kept[4][-1] == f"overlap scheduler: kept on for {payoff.form('eagle3').label}, nothing to charge"
+
+
+def test_a_form_without_a_draft_source_says_nothing(monkeypatch):
+    from types import SimpleNamespace
+
+    from specdec_guide.releases import methods
+
+    fake = [SimpleNamespace(id="m", cost={"forms": [{"id": "f", "label": "F", "overlap_scheduler": True}]})]
+    monkeypatch.setattr(methods, "load", lambda: fake)
+    assert payoff.forms() == (payoff.Form("f", "F", "m", True, None, None, ""),)
+
+
+def test_a_fast_one_token_pass_is_a_measurement(tmp_path):
+    path = tmp_path / "fast.json"
+    path.write_text(json.dumps({"target": [{"batch": 1, "q": 1, "ms": 0.5}, {"batch": 1, "q": 2, "ms": 0.75}]}))
+    assert payoff.VerifyTable(path).cost(1, 1).factor == 1.5
