@@ -9,16 +9,19 @@ source file its own tests, so this script runs it once per module, each in its o
 module's files as ``only_mutate`` and its unit-test files as the test selection. :data:`MODULES`
 is that mapping, the one place it is written: a developer who changes a file runs these tests.
 
-Each run starts afresh. ``--retest`` re-runs only the mutants the last run left alive, against
-the tests as they are now (the quick loop while writing tests; the score it prints is the last full
-run's, updated); mutmut itself never re-tests a surviving mutant whose function did not change. The report gives, per
-module: killed (a test failed or timed out), survived, no tests, the mutants recorded as equivalent
-in tests/mutation_equivalents.yaml (a change that no input can tell from the original, with the
-reason), and the score, killed / (all - equivalent). It lists every mutant that is neither killed
-nor equivalent with its diff, and exits 1 when a module scores under :data:`TARGET`.
+Each run starts afresh. ``--retest`` re-runs only the mutants the last run left alive, against the
+tests as they are now (the quick loop while writing tests); mutmut itself never re-tests a
+surviving mutant whose function did not change. ``--report-only`` prints the last run's report.
 
-An equivalent entry names the mutant and a line of its diff (``change``); an entry whose mutant is
-gone or whose diff no longer holds that line is reported as stale and not counted.
+The report gives, per module: killed (a test failed or timed out), survived, no tests, the mutants
+recorded as equivalent in tests/mutation_equivalents.yaml (a change no input can tell from the
+original, with the reason), and the score, killed / (all - equivalent). It lists every mutant that
+is neither killed nor equivalent with its diff, and exits 1 when a module scores under
+:data:`TARGET`. An equivalent entry names the mutant and a line of its diff (``change``); an entry
+whose mutant is gone or whose diff no longer holds that line is reported as stale and not counted.
+
+The hooks below serve the runs' pytest sessions (``-p mutation``): the tiny models written once per
+run, the package's caches dropped before each test, and the fastest tests first.
 """
 
 from __future__ import annotations
