@@ -10,8 +10,9 @@ module's files as ``only_mutate`` and its unit-test files as the test selection.
 is that mapping, the one place it is written: a developer who changes a file runs these tests.
 
 Each run starts afresh. ``--retest`` re-runs only the mutants the last run left alive, against the
-tests as they are now (the quick loop while writing tests); mutmut itself never re-tests a
-surviving mutant whose function did not change. ``--report-only`` prints the last run's report.
+tests as they are now (the quick loop while writing tests; after a change to ``[tool.mutmut]`` or
+to this script mutmut resets its results, so run afresh); mutmut itself never re-tests a surviving
+mutant whose function did not change. ``--report-only`` prints the last run's report.
 
 The report gives, per module: killed (a test failed or timed out), survived, no tests, the mutants
 recorded as equivalent in tests/mutation_equivalents.yaml (a change no input can tell from the
