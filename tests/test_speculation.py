@@ -555,3 +555,10 @@ def test_a_sliding_window_model_rolls_its_cache_back_past_the_window():
     p = list(range(1, 12))  # longer than the window of 4
     for tokens, start in ((p, 0), (p + [5, 6, 7], 10), (p + [5, 9], 11), (p + [5, 9, 10, 11], 12)):
         torch.testing.assert_close(fn(tokens, start), _full(model, tokens)[start:], rtol=1e-5, atol=1e-5)
+
+
+def test_lazy_rows_are_lazy_unless_told():
+    head = CountingHead()
+    rows = S.LazyRows(torch.ones(3, 3), head)
+    rows[0]
+    assert head.calls == [1] and rows.eager is False
