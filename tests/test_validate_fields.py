@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -34,7 +35,8 @@ SNAP = {
                 "subs": "Sub | list[Sub]",
                 "spec": "Spec",
                 "callback": {"type": "object", "yaml": False, "note": "it takes a callable"},
-                "tokenizer": {"type": "object", "yaml": False},
+                "tokenizer": {"type": "PreTrainedTokenizer", "yaml": False},
+                "untyped": {"yaml": False},
                 "obj": "object",
                 "anything": "any",
                 "nothing": "null",
@@ -56,7 +58,9 @@ SNAP = {
                       {"kind": "backend", "allowed": ["pytorch"], "at": "NGram.supports"}],
         },
         "EagleConf": {"decoding_type": ["Eagle"], "fields": {"decoding_type": {"type": "str"},
-                                                              "max_draft_len": {"type": "int"}}},
+                                                              "max_draft_len": {"type": "int"},
+                                                              "speculative_model_dir": {"type": "str"}}},
+        "TorchLlmArgs": {"fields": {"model": {"type": "str"}, "speculative_config": {"type": "Spec | None"}}},
     },
     "unions": {
         "Spec": {"discriminator": "decoding_type", "members": ["NGramConf", "EagleConf"], "case_insensitive": True,
@@ -279,8 +283,10 @@ def test_required_keys_and_objects_yaml_cannot_hold():
     assert checker.check_class("Holder", expr("{'hidden': f, 'must': 2}")) == []
     assert one("callback: x", yaml_mode=True)[2] == (
         "'callback' cannot be set in YAML: it takes a callable; set it from Python (LLM API)")
-    assert one("tokenizer: x")[2] == ("'tokenizer' cannot be set in YAML: it takes a Python object (object); set it "
-                                      "from Python (LLM API)")
+    assert one("tokenizer: x") == (2, 1, "'tokenizer' cannot be set in YAML: it takes a Python object "
+                                         "(PreTrainedTokenizer); set it from Python (LLM API)")
+    assert one("untyped: x") == (2, 1, "'untyped' cannot be set in YAML: it takes a Python object (object); set it from "
+                                       "Python (LLM API)")
 
 
 def test_what_cannot_be_read_is_not_checked():
@@ -543,3 +549,88 @@ def test_config_calls_nest_in_keywords_and_dict_values():
     outer = expr("Outer(spec=NGram(k=1))", call_class)
     assert outer.tag == "call:Conf" and outer.get("spec").tag == "call:NGramConf"
     assert expr("{'spec': NGram(k=1)}", call_class).get("spec").tag == "call:NGramConf"
+
+
+def test_keys_after_an_unknown_one_are_still_checked():
+    assert check("must: 1\nzzz: 1\nn: x\n") == [
+        (2, 1, "unknown key 'zzz': Conf in TRT-LLM 9.9 has no such field"), (3, 4, "'n' must be int, got 'x'")]
+
+
+class RecordedTrack(Track):
+    """A track whose behaviour record says whether the release downloads hub ids."""
+
+    @property
+    def behaviour(self):
+        return SimpleNamespace(facts={fid: SimpleNamespace(value=v, confidence="confirmed")
+                                      for fid, v in self._parts["facts"].items()})
+
+
+def test_a_hub_id_where_the_record_says_the_release_will_not_download_it():
+    facts = {"hub_id_as_target": False, "hub_id_as_speculative_model": False}
+    checker = FieldChecker(RecordedTrack("9.9", [], Path("/nonexistent"), _parts={"llm_api": SNAP, "facts": facts}),
+                           None, yaml_mode=True)
+    got = checker.check_class("TorchLlmArgs", y("model: org/name\nspeculative_config:\n  decoding_type: Eagle\n"
+                                                "  speculative_model_dir: org/draft\n"))
+    assert [(line, col) for line, col, _ in got] == [(1, 8), (4, 26)]
+    assert got[0][2].startswith("'model' is 'org/name', a Hugging Face hub id, but TRT-LLM 9.9 does not download "
+                                "target models (behaviour hub_id_as_target: false, confirmed)")
+    assert got[1][2].startswith("'speculative_config.speculative_model_dir' is 'org/draft', a Hugging Face hub id, but "
+                                "TRT-LLM 9.9 does not download draft models or EAGLE-3 heads")
+    assert checker.check_class("Sub", y("model: org/name")) == []  # `model` of another class is not the target
+    facts.update(hub_id_as_target=True)
+    assert len(checker.check_class("TorchLlmArgs", y("model: org/name"))) == 0
+
+
+def test_rules_read_float_values():
+    t = track()
+    assert field_rules(t, {"items_gt": 0}, y("[0.5, -0.5]"), "s") == [(1, 7, "'s[1]' must be > 0 (got -0.5)")]
+    rule = {"kind": "requires", "fields": ["k"], "positive": True}
+    assert rule_check(rule, "k: 0.0") == [(1, 4, "'w.k' must be > 0 for C (got 0.0)")]
+
+
+def test_rule_findings_sit_on_the_decoding_type_key_when_there_is_one():
+    rule = {"kind": "requires", "fields": ["k"]}
+    assert rule_check(rule, "size: 1\ndecoding_type: NGram") == [(2, 1, "C needs 'w.k'")]
+    assert rule_check(rule, "size: 1\nother: 2") == [(1, 1, "C needs 'w.k'")]
+    checker = FieldChecker(track(), None, yaml_mode=True)
+    nested = y("top:\n  size: 1\n  decoding_type: NGram\n").get("top")
+    assert class_rules(checker, "C", {"rules": [rule]}, nested, "", require=True) == [(3, 3, "C needs 'k'")]
+    bare = y("top:\n  size: 1\n").get("top")
+    assert class_rules(checker, "C", {"rules": [rule]}, bare, "", require=True) == [(2, 3, "C needs 'k'")]
+
+
+def test_a_rule_that_has_nothing_to_judge_does_not_stop_the_next_one():
+    later = {"kind": "exclusive", "fields": ["a", "b"]}
+    msg = (3, 1, "'w.a' and 'w.b: true' cannot be used together")
+    checker = FieldChecker(track(), None, yaml_mode=True)
+    for first, text in ((CG, "a: 1\nenable_padding: x\nb: true"), (CG, "a: 1\nmax_batch_size: 4\nb: true"),
+                        (CG, "batch_sizes: [x]\nmax_batch_size: 4\nb: true\na: 1"),
+                        ({"kind": "requires_value", "field": "zz", "needs": {"a": 2}}, "a: 1\nc: 1\nb: true"),
+                        ({"kind": "requires", "fields": ["a"]}, "a: 1\nc: 1\nb: true")):
+        got = class_rules(checker, "C", {"rules": [first, later]}, y(text), "w", require=True, only=("exclusive",)
+                          if first["kind"] == "requires" else None)
+        assert got == [msg], (first, text)
+
+
+def test_requires_value_goes_on_past_an_unreadable_value():
+    rule = {"kind": "requires_value", "field": "a", "needs": {"mode": "fast", "k": 2}}
+    checker = FieldChecker(track(), None, yaml_mode=False)
+    v = expr("{'x': 0,\n 'a': 1, 'mode': m, 'k': 3}")
+    assert class_rules(checker, "C", {"rules": [rule]}, v, "", require=True) == [(2, 2, "'a' needs k: 2")]
+
+
+def test_an_exclusive_rule_reads_its_first_two_fields():
+    rule = {"kind": "exclusive", "fields": ["a", "b", "c"]}
+    assert rule_check(rule, "a: 1\nb: true\nc: true") == [(2, 1, "'w.a' and 'w.b: true' cannot be used together")]
+
+
+def test_a_call_inside_a_call_is_judged_on_its_backend_alone():
+    checker = FieldChecker(track(), None, yaml_mode=False)
+    cls = {"fields": {"a": {"type": "int"}, "b": {"type": "bool"}},
+           "rules": [{"kind": "exclusive", "fields": ["a", "b"]}, {"kind": "backend", "allowed": ["pytorch"]}]}
+    checker.track._parts["llm_api"] = {**SNAP, "classes": {**SNAP["classes"], "Both": cls}}
+    call = PVal("map", 1, 1, tag="call:Both", entries=[("a", 1, 2, PVal("scalar", 1, 4, 1, "int")),
+                                                       ("b", 1, 6, PVal("scalar", 1, 8, True, "bool"))])
+    checker.backend = "pytorch"
+    assert checker.check_class("Both", call, where="w") == []
+    assert checker.check_class("Both", call) == [(1, 6, "'a' and 'b: true' cannot be used together")]
