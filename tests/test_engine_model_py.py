@@ -243,3 +243,30 @@ def test_the_stand_in_knows_the_inputs_and_max_tokens_default_of_each_tracks_llm
     # Its max_tokens default too (a request without sampling_param_max_tokens).
     default = t.classes()["SamplingParams"]["fields"]["max_tokens"]["default"]
     assert default == DEFAULT_MAX_TOKENS
+
+
+def test_each_model_follows_the_record_of_the_track_its_model_yaml_names(tmp_path, monkeypatch, ngram_yaml):
+    """Every fact the stand-in reads holds the same value in each track's record, so no served answer shows
+    whether a model follows its own track's record or the default one's. Here the record is made to differ
+    by track on one fact (streaming per step on the last track only), and each track's model must follow
+    its own."""
+    from specdec_guide.engine import config as engine_config
+
+    real, differs_on = engine_config.release_fact, tracks()[-1]
+    assert len(tracks()) > 1, "one track: nothing to tell apart"
+
+    def record(track, fact_id):
+        if fact_id == "llmapi_model_streams_per_step":
+            return track == differs_on, "confirmed"
+        return real(track, fact_id)
+
+    monkeypatch.setattr(engine_config, "release_fact", record)
+    events = {}
+    for track in tracks():
+        yaml_text = f"# specdec-guide: trtllm={track}\n" + ngram_yaml.replace("DECOUPLED", "true")
+        module, _, vdir = load_model_py(tmp_path / track, monkeypatch, yaml_text)
+        model = start(module, vdir, decoupled=True)
+        streamed = Request(text_input="abc abc abc", streaming=True, sampling_param_max_tokens=np.int32(6))
+        model.execute([streamed])
+        events[track] = len(streamed.sender.sent)
+    assert {t: n > 1 for t, n in events.items()} == {t: t == differs_on for t in tracks()}, events

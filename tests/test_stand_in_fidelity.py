@@ -10,8 +10,9 @@ names the fact's sources. scripts/fidelity_mutants.py (``make fidelity-mutants``
 once per fact and checks that these tests then fail.
 
 The two pinned tracks' records hold the same value for every fact tested here, so the per-track cases
-do not tell the tracks apart: they check that each track's models answer as the release does, and
-a stand-in that read the other track's record would pass them (a known survivor of the mutation run).
+do not tell the tracks apart: they check that each track's models answer as the release does. That
+a model follows its own track's record is tested where the record can be made to differ by track
+(tests/test_engine_model_py.py, test_each_model_follows_the_record_of_the_track_*).
 What does differ per track, the draft key's spelling, is tested below (test_a_121_speculative_model_*
 and the load failures' spec_model_on_110).
 
