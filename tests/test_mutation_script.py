@@ -58,3 +58,30 @@ def test_every_module_maps_to_files_that_exist():
     for module, (sources, tests) in mutation.MODULES.items():
         for path in (*sources, *tests):
             assert (ROOT / path).is_file(), (module, path)
+
+
+def test_the_readmes_scores_add_up_and_agree_with_the_equivalents_file_and_the_module_map():
+    """The README's table comes from a run (not checkable here: .mutation/ is not kept), but what it
+    says can be held to what is committed: one row per module of MODULES with its sources, the
+    equivalents the file records for it, counts that add up, and the score that follows from them."""
+    import re
+    from collections import Counter
+
+    text = (ROOT / "README.md").read_text()
+    rows = [line for line in text.split("## How well the tests catch bugs", 1)[1].split("\n## ", 1)[0].splitlines()
+            if line.startswith("| ") and not line.startswith("| module") and not line.startswith("| ---")]
+    recorded = Counter(e["module"] for e in mutation.load_equivalents())
+    seen = set()
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        sources = re.findall(r"`([^`]+)`", cells[1])
+        mutants, caught, equivalent, missed = (int(c.replace(",", "")) for c in cells[2:6])
+        module = next(m for m, (files, _) in mutation.MODULES.items() if Path(files[0]).name == Path(sources[0]).name)
+        seen.add(module)
+        assert [Path(f).name for f in mutation.MODULES[module][0]] == [Path(s).name for s in sources], row
+        assert equivalent == recorded[module], (module, equivalent, recorded[module])
+        assert caught + equivalent + missed == mutants, row
+        assert cells[6] == f"{round(100 * caught / (mutants - equivalent))}%", row
+    assert seen == set(mutation.MODULES), f"README rows for {sorted(seen)}, modules {sorted(mutation.MODULES)}"
+    fm = __import__("importlib").import_module("fidelity_mutants")
+    assert f"({len(fm.MUTANTS)} mutants, each in a copy of `src/`)" in " ".join(text.split())
