@@ -7,6 +7,7 @@ figures the page states, never read back from payoff itself.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -277,6 +278,22 @@ def test_the_acceptance_that_gives_a_length(k, length):
     assert 0.0 <= a <= 1.0
     # (1 - a^(k+1)) / (1 - a), written out here: the sum 1 + a + ... + a^k
     assert sum(a ** i for i in range(k + 1)) == pytest.approx(length, abs=1e-6)
+
+
+def test_the_inverse_halves_0_to_1_sixty_times():
+    """One token per step is a = 0 exactly; sixty halvings of [0, 1] end on [0, 2**-60], and the answer
+    is that interval's midpoint, the same for every draft length."""
+    for k in (1, 4):
+        assert payoff.per_token_acceptance_from_length(1.0, k) == 2.0 ** -61
+
+
+@pytest.mark.parametrize("k, length", [(1, 1.5), (2, 2.2), (4, 1.25)])
+def test_the_inverse_answers_where_the_computed_length_first_reaches_the_target(k, length):
+    """In floating point the length stays the same over a few neighbouring a: the answer is the first a
+    that reaches the target (the float below it falls short), not the last one that does not pass it."""
+    a = payoff.per_token_acceptance_from_length(length, k)
+    below, above = math.nextafter(a, 0.0), math.nextafter(a, 2.0)
+    assert payoff.expected_tokens_per_step(below, k) < length <= payoff.expected_tokens_per_step(above, k)
 
 
 def test_an_acceptance_length_outside_1_to_k_plus_1_has_no_acceptance():

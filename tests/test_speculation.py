@@ -562,3 +562,52 @@ def test_lazy_rows_are_lazy_unless_told():
     rows = S.LazyRows(torch.ones(3, 3), head)
     rows[0]
     assert head.calls == [1] and rows.eager is False
+
+
+def test_greedy_reads_the_logits_themselves_not_a_rescaled_copy():
+    # Two adjacent float32 logits that greedy's sampling distribution (divided by a 1e-6 temperature)
+    # rounds to the same value: only the logits themselves still say which token is the target's.
+    a = torch.tensor(1.500001311302185)
+    row = torch.stack([a, torch.nextafter(a, torch.tensor(2.0))])
+    p = S.SamplingConfig().probs(row)
+    assert p[0] == p[1]  # the case this test is about
+    rows = torch.stack([row, row])
+    assert S.verify(rows[:1], [], S.SamplingConfig()) == ([1], 0)
+    assert S.verify(rows, [1], S.SamplingConfig()) == ([1, 1], 1)  # the draft's row and the last one alike
+
+
+def test_a_draft_token_is_accepted_only_when_the_draw_is_below_its_probability():
+    # torch.rand draws multiples of 2**-24 in [0, 1): "draw < p" accepts with probability exactly p,
+    # "draw <= p" one grid step more. Here the seed's first draw lands exactly on p[token].
+    cfg = S.SamplingConfig(temperature=1.0)
+    rows = torch.tensor([[-0.014973939396440983, 0.0], [0.0, 0.0]])
+    draw = float(torch.rand((), generator=torch.Generator().manual_seed(0)))
+    assert float(cfg.probs(rows[0])[0]) == draw
+    assert S.verify(rows, [0], cfg, torch.Generator().manual_seed(0)) == ([1], 0)
+
+
+def test_after_a_rejection_the_token_is_drawn_from_the_normalised_residual():
+    # The residual max(p - q, 0) scaled to sum 1, drawn with the same generator: at this seed the two
+    # remaining tokens are so close for torch's sampler that weights scaled any other way (the same
+    # distribution, rounded differently) pick the other one.
+    cfg = S.SamplingConfig(temperature=1.0)
+    rows = torch.tensor([[0.0, 0.5767958760261536, -4.0], [0.0, 0.0, 0.0]])
+    p = cfg.probs(rows[0])
+    gen = torch.Generator().manual_seed(4)
+    assert float(torch.rand((), generator=gen)) >= float(p[2])  # token 2 is rejected
+    residual = p.clone()
+    residual[2] = 0.0
+    want = int(torch.multinomial(residual / residual.sum(), 1, generator=gen))
+    assert S.verify(rows, [2], cfg, torch.Generator().manual_seed(4)) == ([want], 0)
+
+
+def test_a_new_adapter_holds_no_cache_until_its_first_pass():
+    from types import SimpleNamespace
+
+    fn = S.CachedLogits(SimpleNamespace(config=SimpleNamespace()))
+    assert fn.cache is None and fn.tokens == [] and fn.forward_calls == 0
+
+
+def test_a_new_adapters_first_rows_are_lazy(tiny_target):
+    rows = S.hf_logits_fn(tiny_target).rows(list(b"first: "), 0)
+    assert rows.eager is False and len(rows) == len(b"first: ")

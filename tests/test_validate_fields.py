@@ -634,3 +634,17 @@ def test_a_call_inside_a_call_is_judged_on_its_backend_alone():
     checker.backend = "pytorch"
     assert checker.check_class("Both", call, where="w") == []
     assert checker.check_class("Both", call) == [(1, 6, "'a' and 'b: true' cannot be used together")]
+
+
+def test_a_scalar_tagged_as_a_collection_is_read_as_its_text():
+    """PyYAML builds a mapping, list or set in two steps (an empty one, then its content); only a deep
+    build takes the second, where a scalar under such a tag fails and the value falls back to its text,
+    as for any tag that cannot be built. A shallow build would hand on the empty collection."""
+    for tag in ("!!map", "!!seq", "!!set", "!!omap", "!!pairs"):
+        v = y(f"a: {tag} 8\n").get("a")
+        assert (v.value, v.tag) == ("8", "str"), tag
+    assert check("must: 1\nn: !!map 8\nmode: !!seq a\n") == []
+
+
+def test_a_checker_knows_no_backend_until_the_file_names_one():
+    assert FieldChecker(track(), None, yaml_mode=True).backend is None
