@@ -281,3 +281,49 @@ def test_triton_up_reads_the_pages_port_variables(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "specdec_guide", "triton", "up", "--repo", str(repo)],
                          env=dict(os.environ, TRITON_HTTP_PORT="80a"), capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "$TRITON_HTTP_PORT='80a' is not a port number" in bad.stderr, bad.stderr
+
+
+def test_a_signal_while_serving_only_asks_the_loop_to_end(monkeypatch):
+    """Ctrl-C must not raise inside the serving loop: an exception there can land in Popen.poll()
+    between its lock's acquire and its try, and stop() then waits on that lock for ever (a `triton
+    up` that never stopped, seen under load). Here the server's poll takes a lock and the signal
+    comes while it is held: the lock must be released, the server stopped once, and the exit clean."""
+    import threading
+    import types
+
+    from specdec_guide import triton
+
+    held = threading.Lock()
+    calls = []
+
+    class Server:
+        repo, http_url, grpc_address, metrics_url, log_path, auto_complete = "r", "h", "g", "m", "l", False
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            calls.append("start")
+
+        def exit_reason(self):  # as Popen._internal_poll takes its lock: acquire, then try
+            if not held.acquire(False):
+                return None
+            if calls.count("poll") == 1:
+                os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, before the try
+            try:
+                calls.append("poll")
+                return None
+            finally:
+                held.release()
+
+        def stop(self):
+            calls.append("stop")
+
+    monkeypatch.setattr(triton, "TritonServer", Server)
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    args = types.SimpleNamespace(repo="r", timeout=1, log_verbose=0, auto_complete_config=False,
+                                 **{name: 1 for name in triton.PORT_NAMES})
+    assert triton._up(args) == 0
+    assert not held.locked(), "the signal interrupted the poll with its lock taken"
+    assert calls[0] == "start" and calls[-1] == "stop" and calls.count("stop") == 1, calls
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

@@ -550,14 +550,24 @@ def _up(args) -> int:
     server = TritonServer(args.repo, timeout=args.timeout, log_verbose=args.log_verbose,
                           auto_complete=True if args.auto_complete_config else None, **ports)
     stopping = False
+    asked: list[int] = []  # the signals that asked the serving loop to end
 
     def on_signal(signum, frame):  # SIGTERM behaves like Ctrl-C: leave the wait loop, clean up
         raise KeyboardInterrupt
 
+    def ask_to_stop(signum, frame):
+        asked.append(signum)
+
     previous = signal.signal(signal.SIGTERM, on_signal)
+    prev_int = signal.getsignal(signal.SIGINT)
     t0 = time.monotonic()
     try:
         server.start()
+        # While serving, a signal only sets a flag that the loop reads: an exception raised at any
+        # point can land inside Popen.poll() between its lock's acquire and its try, leaving the
+        # lock taken, and stop()'s wait on the server then never returns (seen under load).
+        signal.signal(signal.SIGINT, ask_to_stop)
+        signal.signal(signal.SIGTERM, ask_to_stop)
         print(f"tritonserver ready in {time.monotonic() - t0:.1f}s (repository {server.repo})")
         print(f"  HTTP     {server.http_url}")
         print(f"  gRPC     {server.grpc_address}")
@@ -566,19 +576,21 @@ def _up(args) -> int:
         print("  config   " + ("auto-complete on: model.yaml's triton_config sets the policy" if server.auto_complete
                              else "auto-complete off, as the container's launcher: config.pbtxt sets the policy"))
         print("Ctrl-C stops it.", flush=True)
-        while True:
+        while not asked:
             why = server.exit_reason()
             if why is not None:
                 raise server._failure(why)
             time.sleep(0.5)
-    except KeyboardInterrupt:
+        stopping = True
+        return 0
+    except KeyboardInterrupt:  # while starting
         stopping = True
         return 0
     finally:
         if stopping:
             print("stopping tritonserver ...", file=sys.stderr)
         # A second Ctrl-C or SIGTERM must not cut the cleanup short (stop() escalates by itself).
-        prev_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
             server.stop()
