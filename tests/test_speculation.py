@@ -611,3 +611,20 @@ def test_a_new_adapter_holds_no_cache_until_its_first_pass():
 def test_a_new_adapters_first_rows_are_lazy(tiny_target):
     rows = S.hf_logits_fn(tiny_target).rows(list(b"first: "), 0)
     assert rows.eager is False and len(rows) == len(b"first: ")
+
+
+def test_a_pass_that_keeps_nothing_starts_a_new_cache_and_leaves_the_old_one_alone(gpt2):
+    """A new, unrelated sequence gets a cache of its own: the old cache object is not emptied and
+    reused (a caller may still hold it)."""
+    fn = S.hf_logits_fn(gpt2)
+    fn([1, 2, 3])
+    old = fn.cache
+    fn([4, 5])
+    assert fn.cache is not old and old.get_seq_length() == 3 and fn.cache.get_seq_length() == 2
+
+
+def test_rows_of_the_wrong_count_are_refused_before_any_row_is_read():
+    """The loop's first check of a pass is verify's: the number of rows. A LogitsFn that returns no
+    row gets that message, not an IndexError from a row read earlier (the penalties' counts)."""
+    with pytest.raises(ValueError, match="0 logits rows for a draft of 0"):
+        S.generate(lambda tokens, start=0: torch.zeros(0, 5), [1, 2], 3)
