@@ -1,0 +1,45 @@
+"""Page tables that compare the pinned tracks, one column (or one mention) per track.
+
+Not a registry test: after ``scripts/add_track.py`` the registry tests pass, and these tables fail
+here until a person writes the new release's column (docs/contributors.md, "The prose").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from registry import tracks
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
+
+
+def _tables_missing_a_track(text: str, ids: list[str]) -> list[str]:
+    """Header rows of markdown tables that name two or more of ``ids`` but not all (``line: row``)."""
+    import re
+
+    patterns = {t: re.compile(r"(?<![\w.])" + re.escape(t) + r"(?![\w]|\.\d)") for t in ids}
+    lines = text.splitlines()
+    out = []
+    for n, line in enumerate(lines):
+        starts = line.lstrip().startswith("|") and (n == 0 or not lines[n - 1].lstrip().startswith("|"))
+        if not starts or n + 1 >= len(lines) or not re.match(r"^\s*\|?\s*:?-{3,}", lines[n + 1]):
+            continue
+        named = {t for t, pattern in patterns.items() if pattern.search(line)}
+        if len(named) >= 2 and named != set(ids):
+            out.append(f"{n + 1}: {line.strip()} (lacks {', '.join(t for t in ids if t not in named)})")
+    return out
+
+
+def test_a_table_with_a_column_per_track_has_every_track():
+    """A table whose header names two or more tracks compares them: a track added to tracks.yaml needs
+    its column there, so a table without it fails here (prose that names two releases is listed by
+    scripts/add_track.py instead: it may stay true as written)."""
+    found = {str(p.relative_to(ROOT)): _tables_missing_a_track(p.read_text(encoding="utf-8"), tracks())
+             for p in [*PAGES, ROOT / "README.md"]}
+    assert not {k: v for k, v in found.items() if v}
+    # The check itself: with one more track, the per-track tables of the pages are named.
+    more = [*tracks(), "9.9.9"]
+    flagged = _tables_missing_a_track((ROOT / "docs/speculative_decoding/choosing_a_method.md").read_text(), more)
+    assert any(row.split(": ", 1)[1].startswith(f"| | {tracks()[0]} |") for row in flagged), flagged
+    assert _tables_missing_a_track("| a | 9.9.9 |\n| --- | --- |\n", more) == []  # one track named: not a comparison
