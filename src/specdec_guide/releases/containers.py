@@ -61,8 +61,8 @@ def track_of(version: str, tracks: dict[str, str]) -> str:
     if version in tracks:
         return f"track {tracks[version]}"
     if "rc" in version:
-        return "a release candidate: neither track"
-    return "an older release: neither track"
+        return "a release candidate: no track"
+    return "an older release: no track"
 
 
 def _tracks() -> dict[str, str]:
