@@ -6,26 +6,27 @@ here until a person writes the new release's column (docs/contributors.md, "The 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from registry import tracks
+from repo_copy import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
+add_track = load_script("add_track")  # its _id_pattern: a whole release number, as the scaffold reads them
 
 
 def _tables_missing_a_track(text: str, ids: list[str]) -> list[str]:
     """Header rows of markdown tables that name two or more of ``ids`` but not all (``line: row``)."""
-    import re
-
-    patterns = {t: re.compile(r"(?<![\w.])v?" + re.escape(t) + r"(?![\w]|\.\d)") for t in ids}
+    patterns = {t: [add_track._id_pattern(t), add_track._id_pattern(f"v{t}")] for t in ids}
     lines = text.splitlines()
     out = []
     for n, line in enumerate(lines):
         starts = line.lstrip().startswith("|") and (n == 0 or not lines[n - 1].lstrip().startswith("|"))
         if not starts or n + 1 >= len(lines) or not re.match(r"^\s*\|?\s*:?-{3,}", lines[n + 1]):
             continue
-        named = {t for t, pattern in patterns.items() if pattern.search(line)}
+        named = {t for t, pair in patterns.items() if any(p.search(line) for p in pair)}
         if len(named) >= 2 and named != set(ids):
             out.append(f"{n + 1}: {line.strip()} (lacks {', '.join(t for t in ids if t not in named)})")
     return out
