@@ -23,9 +23,9 @@ Before the mutants, the same tests run once on an unpatched copy and must pass.
     python scripts/fidelity_mutants.py --check         # only: does every patch still apply?
     python scripts/fidelity_mutants.py NAME [NAME ...] # some mutants
 
-Exit status: 0 when every mutant is killed (or is a known survivor: ``survives`` says why); 1 when
-one survived, a patch no longer applies, or a named test is gone; 2 when a named test fails on the
-unpatched copy (its mutants are left unjudged, the others still run).
+Exit status: 0 when every mutant is killed; 1 when one survived, a patch no longer applies, or a
+named test is gone; 2 when a named test fails on the unpatched copy (its mutants are left unjudged,
+the others still run).
 """
 
 from __future__ import annotations
@@ -78,7 +78,6 @@ class Mutant:
     canary: bool = False  # proves that the copy is what runs in one of the stand-in's processes
     server: bool = True  # whether its tests start a tritonserver
     note: str = ""
-    survives: str = ""  # why no test can kill it yet (a known survivor: reported, not a failure)
 
 
 def fid(test: str, *params: str) -> tuple[str, ...]:
@@ -396,8 +395,6 @@ def verdict(mutant: Mutant, run: Run) -> tuple[str, str]:
     if missing:
         return "missing", f"no outcome for {', '.join(missing)} (renamed? pytest rc {run.rc})"
     passed = [t for t, o in got.items() if o not in ("FAILED", "ERROR")]
-    if passed and mutant.survives:
-        return "known", f"survives as expected ({mutant.survives})"
     if passed:
         return "survived", "passed under the mutant: " + ", ".join(passed)
     errored = [t for t, o in got.items() if o == "ERROR"]
@@ -471,15 +468,15 @@ def main(argv=None) -> int:
             results[m.name] = {"status": status, "detail": detail, "seconds": round(run.seconds, 1),
                                "fact": m.fact, "tests": list(m.tests), "canary": m.canary}
             print(f"{status.upper():9} {m.name} ({run.seconds:.0f}s): {detail}", flush=True)
-            if status not in ("killed", "known") or "errored" in detail:
+            if status != "killed" or "errored" in detail:
                 print("    " + run.tail.replace("\n", "\n    "), flush=True)
             shutil.rmtree(root)
     for name in stale:
         results[name] = {"status": "stale", "detail": "; ".join(stale[name])}
     counts = {s: sum(r["status"] == s for r in results.values())
-              for s in ("killed", "known", "survived", "missing", "stale", "unjudged")}
+              for s in ("killed", "survived", "missing", "stale", "unjudged")}
     canaries = [n for n, r in results.items() if r.get("canary") and r["status"] != "killed"]
-    print(f"{counts['killed']} killed, {counts['survived']} survived ({counts['known']} more known to), "
+    print(f"{counts['killed']} killed, {counts['survived']} survived, "
           f"{counts['missing']} missing tests, {counts['unjudged']} unjudged, "
           f"{counts['stale']} stale patches; {time.monotonic() - t_start:.0f}s in all")
     if canaries:
@@ -488,7 +485,7 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     if counts["unjudged"]:
         return 2
-    return 0 if counts["killed"] + counts["known"] == len(results) else 1
+    return 0 if counts["killed"] == len(results) else 1
 
 
 if __name__ == "__main__":
