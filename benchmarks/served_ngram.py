@@ -78,18 +78,13 @@ GOAL_SIDES = {"is_public_pool: false": "served_ngram_private", "public pool, as 
 WARM_UP = "Say hello."
 
 
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
 def _served_cpu_s(server, stub_pid: int) -> tuple[float, float]:
     """CPU seconds so far of the model's stub, and of the engine host's group (its engines: the one
     answering works, the others wait on their sockets)."""
-    from specdec_guide.triton import TICKS_PER_S, group_cpu_ticks
+    from specdec_guide.triton import TICKS_PER_S, cpu_ticks, group_cpu_ticks
 
     engines = group_cpu_ticks(server.host_proc.pid) if server.host_proc is not None else 0
-    return _cpu_ticks(stub_pid) / TICKS_PER_S, engines / TICKS_PER_S
+    return cpu_ticks(stub_pid) / TICKS_PER_S, engines / TICKS_PER_S
 
 
 def _stub_pid(repo: Path, name: str) -> int:
@@ -230,8 +225,6 @@ def run(max_tokens: int, rounds: int) -> dict:
     rows = {}
     for name in names:
         cpu = [x["cpu_s"] for x in per_round[name]]
-        base = [x["cpu_s"] for x in per_round[BASELINE_OF[name]]]
-        speedups = [b / c for b, c in zip(base, cpu)]
         row = {"generated": sum(n_tokens), "drafted": 0, "accepted": 0}
         if name.startswith("hf_"):
             row["passes"] = sum(p for p, _ in counts[name][0])
@@ -243,14 +236,16 @@ def run(max_tokens: int, rounds: int) -> dict:
         row.update({
             "cpu_s": round(cpu_s, 2), "cpu_ms_per_pass": round(1000 * cpu_s / row["passes"], 1),
             "wall_s": round(statistics.median(x["wall_s"] for x in per_round[name]), 2),
-            "speedup": round(statistics.median(speedups), 3),
-            "speedup_range": [round(min(speedups), 3), round(max(speedups), 3)],
             "rounds_cpu_s": [round(c, 3) for c in cpu],
             "rounds_wall_s": [round(x["wall_s"], 3) for x in per_round[name]],
         })
         if name.startswith("served_"):
             row["stub_cpu_s"] = round(statistics.median(x["stub_cpu_s"] for x in per_round[name]), 2)
         rows[name] = row
+    for name, row in rows.items():  # from the stored rounds, as goal() reads them
+        speedups = round_speedups(rows, name)
+        row.update({"speedup": round(statistics.median(speedups), 3),
+                    "speedup_range": [round(min(speedups), 3), round(max(speedups), 3)]})
     return {
         "schema_version": 2,
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -150,6 +150,17 @@ def serves_cpu_engine(repo: Path) -> bool:
     return any("engine_for(" in p.read_text(errors="replace") for p in repo.glob("*/*/model.py"))
 
 
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the process name: state ppid pgrp ...; utime, stime at 11, 12."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_ticks(pid: int) -> int:
+    """CPU time (clock ticks) one process has used so far."""
+    fields = _stat(pid)
+    return int(fields[11]) + int(fields[12])
+
+
 def group_cpu_ticks(pgid: int) -> int:
     """CPU time (clock ticks) used so far by the live processes of a process group: tritonserver
     and its models' stubs share the server's group; the engine host and its engines share the
@@ -160,8 +171,8 @@ def group_cpu_ticks(pgid: int) -> int:
             if not entry.name.isdigit():
                 continue
             with contextlib.suppress(OSError, ValueError, IndexError):
-                fields = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp ...; utime, stime at 11, 12
+                fields = _stat(entry.name)
+                if int(fields[2]) == pgid:
                     total += int(fields[11]) + int(fields[12])
     return total
 
