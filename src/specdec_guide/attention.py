@@ -42,8 +42,13 @@ def register() -> str:
 
 
 def load_causal_lm(path: str):
-    """A local checkpoint as the CPU engine runs it: float32, eval mode, ``sdpa_gqa`` attention."""
+    """A local checkpoint as the CPU engine runs it: float32, eval mode, ``sdpa_gqa`` attention,
+    linear layers packed for oneDNN where this PyTorch build can (:mod:`specdec_guide.packed_linear`)."""
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True,
-                                                attn_implementation=register()).eval()
+    from specdec_guide.packed_linear import pack_linears
+
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True,
+                                                 attn_implementation=register()).eval()
+    pack_linears(model)
+    return model

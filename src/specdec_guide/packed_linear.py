@@ -1,0 +1,94 @@
+"""Linear layers whose weights are packed once for oneDNN, so that a pass over a few rows costs about one row.
+
+A verification pass multiplies each weight matrix by a handful of rows (the last token and the
+draft). PyTorch's stock CPU ``linear`` hands that to MKL's general matrix product, which computes
+such a small product far below the core's speed. oneDNN can arrange a weight once for its kernels
+(``torch.ops.mkldnn._reorder_linear_weight``: a private PyTorch operator, hence the check in
+:func:`available`) and then multiplies a few rows by it in about the time reading it takes. Measured on
+the guide's 2-core test machine (2026-12-02, SmolLM2-135M, five new positions on a 300-token
+cache, one thread): 1.55 to 1.91 plain decoding steps with stock layers, 0.98 to 1.02 packed.
+That is how a GPU at batch 1 behaves, and the reason a verified draft is nearly free there.
+
+Only products of a few rows take the packed path (:data:`PACKED_ROWS`): for one row (a plain
+decoding step) MKL's matrix-vector product is as fast, and a prompt's many rows keep MKL's large
+product. A layer is packed at its first such product, so a model that never verifies a draft
+never pays for packing (about half a second for SmolLM2-135M) nor for the copy's memory (the
+packed copy is made next to the weight, which stays for everything else that reads it: the tied
+embedding, ``state_dict``, the tests).
+
+The numbers are the same linear map (the tests compare with ``torch.nn.functional.linear``); the
+last bits differ, as between any two kernels.
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: How far a packed product may be from the stock one, relative to the largest output.
+TOLERANCE = 1e-4
+#: Products over this many rows use the packed weight: verification passes, not steps or prompts.
+PACKED_ROWS = range(2, 33)
+
+
+def _pack(weight: torch.Tensor) -> torch.Tensor:
+    return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
+
+
+def _apply(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    rows = x.reshape(-1, x.shape[-1])
+    out = torch.ops.mkldnn._linear_pointwise(rows, packed, bias, "none", [], "")
+    return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
+class PackedLinear(torch.nn.Linear):
+    """An ``nn.Linear`` (same ``weight`` and ``bias`` parameters) that multiplies a few rows by a packed copy.
+
+    For inference only: the packed copy is made at the first product over :data:`PACKED_ROWS` rows
+    and does not follow later changes to ``weight``, and no gradient flows through it.
+    """
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__(linear.in_features, linear.out_features, bias=linear.bias is not None, device="meta")
+        self.weight, self.bias = linear.weight, linear.bias
+        self.packed: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if (x.numel() // self.in_features not in PACKED_ROWS or x.dtype != torch.float32
+                or self.weight.dtype != torch.float32 or x.device.type != "cpu"):
+            return torch.nn.functional.linear(x, self.weight, self.bias)
+        if self.packed is None:
+            self.packed = _pack(self.weight)
+        return _apply(x, self.packed, self.bias)
+
+
+def available() -> bool:
+    """True when this PyTorch build packs and multiplies float32 weights as it should.
+
+    Checked by doing it once on a small product (builds without oneDNN, or on a CPU it does not
+    support, raise or differ), so a model is never packed where the packed layers would be wrong.
+    """
+    try:
+        gen = torch.Generator().manual_seed(0)
+        weight = torch.randn(24, 40, generator=gen)
+        x = torch.randn(3, 40, generator=gen)
+        with torch.inference_mode():
+            got = _apply(x, _pack(weight), None)
+        want = torch.nn.functional.linear(x, weight)
+    except (RuntimeError, AttributeError, NotImplementedError):
+        return False
+    return got.shape == want.shape and bool((got - want).abs().max() <= TOLERANCE * want.abs().max())
+
+
+def pack_linears(model: torch.nn.Module) -> int:
+    """Replace every float32 CPU ``nn.Linear`` inside ``model`` with a :class:`PackedLinear`.
+
+    Returns how many were replaced: 0 when :func:`available` says this build cannot.
+    """
+    if not available():
+        return 0
+    found = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
+             if type(child) is torch.nn.Linear and child.weight.dtype == torch.float32
+             and child.weight.device.type == "cpu"]
+    for parent, name, child in found:
+        setattr(parent, name, PackedLinear(child))
+    return len(found)

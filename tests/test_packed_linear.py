@@ -1,0 +1,104 @@
+"""Packed linear layers: the same linear map as ``torch.nn.functional.linear``, on the same parameters."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specdec_guide import attention, packed_linear
+
+pytestmark = pytest.mark.skipif(not packed_linear.available(),
+                                reason="this PyTorch build cannot pack weights for oneDNN; the engine runs stock layers")
+
+
+def _close(got: torch.Tensor, want: torch.Tensor) -> None:
+    assert got.shape == want.shape
+    assert (got - want).abs().max() <= packed_linear.TOLERANCE * want.abs().max()
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("rows", [1, 2, 5, 16, 32, 33, 300])
+def test_a_packed_layer_computes_the_stock_product(rows, bias):
+    torch.manual_seed(rows)
+    stock = torch.nn.Linear(48, 80, bias=bias)
+    packed = packed_linear.PackedLinear(stock)
+    x = torch.randn(rows, 48)
+    with torch.inference_mode():
+        _close(packed(x), torch.nn.functional.linear(x, stock.weight, stock.bias))
+        batched = torch.randn(1, rows, 48)  # [batch, positions, hidden], as a decoder layer calls it
+        _close(packed(batched), torch.nn.functional.linear(batched, stock.weight, stock.bias))
+    assert packed.weight is stock.weight and packed.bias is stock.bias
+
+
+def test_only_a_few_rows_take_the_packed_path():
+    """One row (a plain step) and a prompt's many rows stay stock, so they never pay for packing."""
+    packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
+    with torch.inference_mode():
+        for rows in (1, 33, 300):
+            packed(torch.randn(1, rows, 16))
+            assert packed.packed is None, rows
+        packed(torch.randn(1, 2, 16))
+    assert packed.packed is not None
+
+
+def test_a_layer_moved_to_another_dtype_stops_reading_the_float32_copy():
+    torch.manual_seed(0)
+    packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
+    with torch.inference_mode():
+        packed(torch.randn(3, 16))
+    packed = packed.to(torch.float64)
+    x = torch.randn(3, 16, dtype=torch.float64)
+    with torch.inference_mode():
+        assert torch.equal(packed(x), torch.nn.functional.linear(x, packed.weight, packed.bias))
+
+
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("packed_llama")
+    LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+                     ).save_pretrained(path)
+    return path
+
+
+def test_the_engine_loads_every_linear_packed_with_the_parameters_it_had(llama_dir):
+    from transformers import AutoModelForCausalLM
+
+    stock = AutoModelForCausalLM.from_pretrained(llama_dir, dtype=torch.float32).eval()
+    ours = attention.load_causal_lm(str(llama_dir))
+    linears = [name for name, m in stock.named_modules() if isinstance(m, torch.nn.Linear)]
+    assert len(linears) == 2 * 7 + 1  # q k v o gate up down per layer, and the head
+    assert [name for name, m in ours.named_modules() if isinstance(m, packed_linear.PackedLinear)] == linears
+    assert ours.lm_head.weight is ours.model.embed_tokens.weight  # still tied
+    assert list(ours.state_dict()) == list(stock.state_dict())
+    ids = torch.tensor([list(b"packed weights")])  # 14 positions: the packed path
+    with torch.inference_mode():
+        _close(ours(input_ids=ids).logits, stock(input_ids=ids).logits)
+    assert all(m.packed is not None for m in ours.modules() if isinstance(m, packed_linear.PackedLinear))
+
+
+def test_a_build_that_cannot_pack_keeps_the_stock_layers(llama_dir, monkeypatch):
+    def refuse(weight):
+        raise RuntimeError("no oneDNN here")
+
+    monkeypatch.setattr(packed_linear, "_pack", refuse)
+    assert not packed_linear.available()
+    model = attention.load_causal_lm(str(llama_dir))
+    assert not any(isinstance(m, packed_linear.PackedLinear) for m in model.modules())
+    assert packed_linear.pack_linears(model) == 0
+
+
+def test_a_build_whose_packed_product_differs_is_not_used(monkeypatch):
+    monkeypatch.setattr(packed_linear, "_apply", lambda x, packed, bias: torch.zeros(x.shape[0], packed.shape[0]))
+    assert not packed_linear.available()
+
+
+def test_a_packed_layer_reads_its_packed_copy():
+    """What makes it cheaper: the forward multiplies by the packed copy, not by ``weight`` again."""
+    packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8, bias=False))
+    packed.packed = packed_linear._pack(torch.zeros(8, 16))  # made already: not packed again
+    with torch.inference_mode():
+        assert torch.equal(packed(torch.randn(2, 16)), torch.zeros(2, 8))
