@@ -219,6 +219,35 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
     assert "its counters were not filled" in out and "PR #17082" in out and "differs" not in out
 
 
+@pytest.mark.parametrize("case, want", [
+    ("no_yaml", "nope.yaml:0:0: cannot read the engine config"),
+    ("no_prompts", "nope.jsonl:0:0: cannot read: No such file or directory"),
+    ("bad_json", "prompts.jsonl:2:2: not JSON: "),
+    ("not_an_object", 'prompts.jsonl:1:1: want {"prompt": "..."} or {"messages": [...]}'),
+])
+def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, want):
+    """The page's script on a reader's mistakes: path:line:col and a message, no traceback."""
+    import runpy
+    import sys
+
+    yml = tmp_path / "model.yaml"  # never loaded: each case stops before the engine starts
+    yml.write_text("model: nowhere\n")
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text({"bad_json": '{"prompt": "a"}\n{bad\n', "not_an_object": "[1]\n"}.get(case, ""))
+    args = {"no_yaml": [str(tmp_path / "nope.yaml"), str(prompts)],
+            "no_prompts": [str(yml), str(tmp_path / "nope.jsonl")]}.get(case, [str(yml), str(prompts)])
+    argv = sys.argv
+    sys.argv = ["serve_log.py", *args, str(tmp_path / "log.jsonl")]
+    try:
+        with pytest.raises(SystemExit) as stop:
+            runpy.run_path(str(ROOT / "snippets" / "tools" / "serve_log.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert isinstance(stop.value.code, str) and stop.value.code.startswith(str(tmp_path))
+    assert want in stop.value.code and "\n" not in stop.value.code
+    assert not (tmp_path / "log.jsonl").exists()  # nothing half-written
+
+
 def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):
     target, _ = tiny_models
     bad = tmp_path / "bad_drafter.py"

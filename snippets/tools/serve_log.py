@@ -14,7 +14,9 @@ with the model's chat template on the client side, so text_input is the exact te
 
 import argparse
 import json
+import sys
 
+from specdec_guide.engine.config import ConfigError
 from specdec_guide.engine.core import Engine
 
 parser = argparse.ArgumentParser()
@@ -24,12 +26,34 @@ parser.add_argument("log")
 parser.add_argument("--max-tokens", type=int, default=48)
 args = parser.parse_args()
 
-engine = Engine.from_yaml(args.model_yaml)
-with open(args.prompts, encoding="utf-8") as src, open(args.log, "w", encoding="utf-8") as log:
-    for line in src:
+
+def read_prompts(path: str) -> list[tuple[int, dict]]:
+    """(line number, object) per non-empty line; a bad line stops the script with path:line:col."""
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as err:
+        sys.exit(f"{path}:0:0: cannot read: {err.strerror}")
+    items = []
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        item = json.loads(line)
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as err:
+            sys.exit(f"{path}:{number}:{err.colno}: not JSON: {err.msg}")
+        if not isinstance(item, dict) or not isinstance(item.get("prompt", item.get("messages")), (str, list)):
+            sys.exit(f'{path}:{number}:1: want {{"prompt": "..."}} or {{"messages": [...]}}')
+        items.append((number, item))
+    return items
+
+
+items = read_prompts(args.prompts)
+try:
+    engine = Engine.from_yaml(args.model_yaml)
+except ConfigError as err:
+    sys.exit(str(err))  # path:line:col: what is wrong
+with open(args.log, "w", encoding="utf-8") as log:
+    for number, item in items:
         prompt = item.get("prompt")
         if prompt is None:  # a chat: the text the server would render from it
             prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False,
