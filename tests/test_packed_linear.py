@@ -23,32 +23,36 @@ def test_a_packed_layer_computes_the_stock_product(rows, bias):
     stock = torch.nn.Linear(48, 80, bias=bias)
     packed = packed_linear.PackedLinear(stock)
     x = torch.randn(rows, 48)
-    with torch.inference_mode():
+    with torch.inference_mode(), packed_linear.verifying():
         _close(packed(x), torch.nn.functional.linear(x, stock.weight, stock.bias))
         batched = torch.randn(1, rows, 48)  # [batch, positions, hidden], as a decoder layer calls it
         _close(packed(batched), torch.nn.functional.linear(batched, stock.weight, stock.bias))
     assert packed.weight is stock.weight and packed.bias is stock.bias
 
 
-def test_only_a_few_rows_take_the_packed_path():
-    """One row (a plain step) and a prompt's many rows stay stock, so they never pay for packing."""
+def test_only_a_few_rows_of_a_verification_pass_take_the_packed_path():
+    """Outside a verification pass (a prompt, however short) and for one row (a plain step) or many,
+    a layer stays stock, so none of them pays for packing."""
     packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
     with torch.inference_mode():
-        for rows in (1, 33, 300):
-            packed(torch.randn(1, rows, 16))
-            assert packed.packed is None, rows
         packed(torch.randn(1, 2, 16))
+        assert packed.packed is None
+        with packed_linear.verifying():
+            for rows in (1, 33, 300):
+                packed(torch.randn(1, rows, 16))
+                assert packed.packed is None, rows
+            packed(torch.randn(1, 2, 16))
     assert packed.packed is not None
 
 
 def test_a_layer_moved_to_another_dtype_stops_reading_the_float32_copy():
     torch.manual_seed(0)
     packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
-    with torch.inference_mode():
+    with torch.inference_mode(), packed_linear.verifying():
         packed(torch.randn(3, 16))
     packed = packed.to(torch.float64)
     x = torch.randn(3, 16, dtype=torch.float64)
-    with torch.inference_mode():
+    with torch.inference_mode(), packed_linear.verifying():
         assert torch.equal(packed(x), torch.nn.functional.linear(x, packed.weight, packed.bias))
 
 
@@ -74,10 +78,28 @@ def test_the_engine_loads_every_linear_packed_with_the_parameters_it_had(llama_d
     assert [name for name, m in ours.named_modules() if isinstance(m, packed_linear.PackedLinear)] == linears
     assert ours.lm_head.weight is ours.model.embed_tokens.weight  # still tied
     assert list(ours.state_dict()) == list(stock.state_dict())
-    ids = torch.tensor([list(b"packed weights")])  # 14 positions: the packed path
+    ids = torch.tensor([list(b"packed weights")])  # 14 positions
     with torch.inference_mode():
-        _close(ours(input_ids=ids).logits, stock(input_ids=ids).logits)
+        assert torch.equal(ours(input_ids=ids).logits, stock(input_ids=ids).logits)  # outside a pass: stock
+        with packed_linear.verifying():
+            _close(ours(input_ids=ids).logits, stock(input_ids=ids).logits)
     assert all(m.packed is not None for m in ours.modules() if isinstance(m, packed_linear.PackedLinear))
+
+
+def test_the_loop_packs_at_its_first_verification_pass_and_keeps_greedy_output(llama_dir):
+    """Plain decoding never packs; speculative decoding packs and still emits plain decoding's tokens."""
+    from specdec_guide import speculation
+    from specdec_guide.drafters.ngram import NGramDrafter
+
+    prompt = list(b"abcabcabcabc abcabc")
+    plain_model, spec_model = attention.load_causal_lm(str(llama_dir)), attention.load_causal_lm(str(llama_dir))
+    plain = speculation.generate(speculation.hf_logits_fn(plain_model), prompt, 24)
+    assert not any(getattr(m, "packed", None) is not None for m in plain_model.modules())
+    spec = speculation.generate(speculation.hf_logits_fn(spec_model), prompt, 24,
+                                drafter=NGramDrafter(4, 2, is_public_pool=False), max_draft_len=4)
+    assert spec.stats.drafted_tokens > 0
+    assert all(m.packed is not None for m in spec_model.modules() if isinstance(m, packed_linear.PackedLinear))
+    assert spec.tokens == plain.tokens
 
 
 def test_a_build_that_cannot_pack_keeps_the_stock_layers(llama_dir, monkeypatch):
@@ -100,5 +122,5 @@ def test_a_packed_layer_reads_its_packed_copy():
     """What makes it cheaper: the forward multiplies by the packed copy, not by ``weight`` again."""
     packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8, bias=False))
     packed.packed = packed_linear._pack(torch.zeros(8, 16))  # made already: not packed again
-    with torch.inference_mode():
+    with torch.inference_mode(), packed_linear.verifying():
         assert torch.equal(packed(torch.randn(2, 16)), torch.zeros(2, 8))

@@ -9,12 +9,14 @@ the guide's 2-core test machine (2026-12-02, SmolLM2-135M, five new positions on
 cache, one thread): 1.55 to 1.91 plain decoding steps with stock layers, 0.98 to 1.02 packed.
 That is how a GPU at batch 1 behaves, and the reason a verified draft is nearly free there.
 
-Only products of a few rows take the packed path (:data:`PACKED_ROWS`): for one row (a plain
-decoding step) MKL's matrix-vector product is as fast, and a prompt's many rows keep MKL's large
-product. A layer is packed at its first such product, so a model that never verifies a draft
-never pays for packing (about half a second for SmolLM2-135M) nor for the copy's memory (the
-packed copy is made next to the weight, which stays for everything else that reads it: the tied
-embedding, ``state_dict``, the tests).
+Only verification passes take the packed path: products of a few rows (:data:`PACKED_ROWS`)
+made inside :func:`verifying`, which the loop's KV-cached scorer
+(:class:`specdec_guide.speculation.CachedLogits`) enters for a pass over several new positions on
+top of its cache. A plain decoding step (one row: MKL's matrix-vector product is as fast) and a
+prompt, however short, stay stock. A layer is packed at its first verification pass, so a model
+that never verifies a draft never pays for packing (about half a second for SmolLM2-135M) nor for
+the copy's memory (the packed copy is made next to the weight, which stays for everything else
+that reads it: the tied embedding, ``state_dict``, the tests).
 
 The numbers are the same linear map (the tests compare with ``torch.nn.functional.linear``); the
 last bits differ, as between any two kernels.
@@ -22,12 +24,27 @@ last bits differ, as between any two kernels.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from typing import Iterator
+
 import torch
 
 #: How far a packed product may be from the stock one, relative to the largest output.
 TOLERANCE = 1e-4
-#: Products over this many rows use the packed weight: verification passes, not steps or prompts.
+#: Row counts that use the packed weight inside :func:`verifying` (a pass checks its draft plus one).
 PACKED_ROWS = range(2, 33)
+_VERIFYING = contextvars.ContextVar("specdec_guide_verifying", default=False)
+
+
+@contextlib.contextmanager
+def verifying() -> Iterator[None]:
+    """Within this block, products over :data:`PACKED_ROWS` rows read the packed weights."""
+    token = _VERIFYING.set(True)
+    try:
+        yield
+    finally:
+        _VERIFYING.reset(token)
 
 
 def _pack(weight: torch.Tensor) -> torch.Tensor:
@@ -44,7 +61,8 @@ class PackedLinear(torch.nn.Linear):
     """An ``nn.Linear`` (same ``weight`` and ``bias`` parameters) that multiplies a few rows by a packed copy.
 
     For inference only: the packed copy is made at the first product over :data:`PACKED_ROWS` rows
-    and does not follow later changes to ``weight``, and no gradient flows through it.
+    inside :func:`verifying` and does not follow later changes to ``weight``, and no gradient flows
+    through it. Everywhere else it is a stock ``nn.Linear``.
     """
 
     def __init__(self, linear: torch.nn.Linear):
@@ -53,7 +71,7 @@ class PackedLinear(torch.nn.Linear):
         self.packed: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if (x.numel() // self.in_features not in PACKED_ROWS or x.dtype != torch.float32
+        if (not _VERIFYING.get() or x.numel() // self.in_features not in PACKED_ROWS or x.dtype != torch.float32
                 or self.weight.dtype != torch.float32 or x.device.type != "cpu"):
             return torch.nn.functional.linear(x, self.weight, self.bias)
         if self.packed is None:

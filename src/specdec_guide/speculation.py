@@ -25,10 +25,13 @@ Vocabulary used throughout:
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 import torch
+
+from specdec_guide.packed_linear import verifying
 
 # Re-exported: the loop's records live where a process without torch can import them.
 from specdec_guide.speculation_types import (  # noqa: F401
@@ -110,15 +113,20 @@ class CachedLogits:
         self.tokens = []  # if the forward pass fails half-way, the cache is not trusted again
         new = torch.tensor([tokens[keep:]], dtype=torch.long)
         n_rows = len(tokens) - start
+        # A pass over several new positions on top of the cache verifies a draft: layers that can
+        # multiply a few rows by packed weights do so (packed_linear); a prompt stays on stock layers.
+        kind = verifying() if keep > 0 and new.shape[1] > 1 else contextlib.nullcontext()
         # the cache object is updated in place with the new positions' keys and values
         if self._head is None:
-            out = self.model(input_ids=new, cache=self.cache, use_cache=True, logits_to_keep=n_rows)
+            with kind:
+                out = self.model(input_ids=new, cache=self.cache, use_cache=True, logits_to_keep=n_rows)
             rows: Rows = out.logits[0].float()
         else:
             last = self._last_rows
             if last is not None and len(last) > 1:  # the last pass had a draft: was its first token taken?
                 self._eager = last.read_past_first
-            hidden = self.model.get_decoder()(input_ids=new, cache=self.cache, use_cache=True).last_hidden_state
+            with kind:
+                hidden = self.model.get_decoder()(input_ids=new, cache=self.cache, use_cache=True).last_hidden_state
             rows = self._last_rows = LazyRows(hidden[0, -n_rows:], self._head,
                                               eager=self._eager if eager is None else eager)
         self.tokens = tokens
@@ -152,7 +160,8 @@ class LazyRows:
         if upto <= have:
             return
         upto = 1 if have == 0 and upto == 1 and not self.eager else len(self)
-        with torch.inference_mode():  # see CachedLogits.rows
+        # see CachedLogits.rows; rows of a draft are verified (packed weights where the head has them)
+        with torch.inference_mode(), verifying():
             more = self.head(self.hidden[have:upto]).float()
         self.head_rows += upto - have
         self.done = more if self.done is None else torch.cat([self.done, more])
