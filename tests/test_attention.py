@@ -11,7 +11,8 @@ from specdec_guide import attention
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """A small grouped-query Llama (4 query heads, 2 key/value heads, as SmolLM2 has 9 and 3), twice:
-    with stock sdpa, and with ``sdpa_gqa`` (linear layers left stock: packing them changes the last bits)."""
+    with stock sdpa, and as the engine loads it (its packed linear layers act only inside a
+    verification pass, packed_linear.verifying(), which these passes are not)."""
     from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
@@ -19,7 +20,7 @@ def pair(tmp_path_factory):
     LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                  num_attention_heads=4, num_key_value_heads=2)).save_pretrained(path)
     stock = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa").eval()
-    ours = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attention.register()).eval()
+    ours = attention.load_causal_lm(str(path))
     assert ours.config._attn_implementation == attention.NAME
     return stock, ours
 

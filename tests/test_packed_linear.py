@@ -73,6 +73,7 @@ def test_the_engine_loads_every_linear_packed_with_the_parameters_it_had(llama_d
 
     stock = AutoModelForCausalLM.from_pretrained(llama_dir, dtype=torch.float32).eval()
     ours = attention.load_causal_lm(str(llama_dir))
+    assert ours.config._attn_implementation == attention.NAME
     linears = [name for name, m in stock.named_modules() if isinstance(m, torch.nn.Linear)]
     assert len(linears) == 2 * 7 + 1  # q k v o gate up down per layer, and the head
     assert [name for name, m in ours.named_modules() if isinstance(m, packed_linear.PackedLinear)] == linears
@@ -102,6 +103,49 @@ def test_the_loop_packs_at_its_first_verification_pass_and_keeps_greedy_output(l
     assert spec.tokens == plain.tokens
 
 
+def _packed_product(layer, x):
+    with torch.inference_mode(), packed_linear.verifying():
+        return layer(x)
+
+
+def test_a_changed_weight_is_packed_again():
+    """A weight loaded, edited in place or moved to another dtype and back after packing is packed
+    again: the product follows the weight the layer has now, never a stale copy."""
+    torch.manual_seed(0)
+    layer, x = packed_linear.PackedLinear(torch.nn.Linear(16, 8)), torch.randn(3, 16)
+    _packed_product(layer, x)
+    changes = [lambda m: m.load_state_dict({"weight": torch.randn(8, 16), "bias": torch.randn(8)}),
+               lambda m: m.weight.mul_(3),
+               lambda m: m.to(torch.bfloat16).to(torch.float32)]
+    for change in changes:
+        with torch.no_grad():
+            change(layer)
+        _close(_packed_product(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
+
+
+def test_gradients_and_oneDNN_switched_off_take_the_stock_path():
+    torch.manual_seed(0)
+    layer = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
+    with packed_linear.verifying():
+        layer(torch.randn(3, 16)).sum().backward()  # grad mode, a weight that wants a gradient
+    assert layer.weight.grad is not None and layer.packed is None
+    with torch.backends.mkldnn.flags(enabled=False):
+        _packed_product(layer, torch.randn(3, 16))
+    assert layer.packed is None
+
+
+def test_a_copied_layer_packs_again():
+    import copy
+    import pickle
+
+    torch.manual_seed(0)
+    layer, x = packed_linear.PackedLinear(torch.nn.Linear(16, 8)), torch.randn(3, 16)
+    want = _packed_product(layer, x)
+    for twin in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        assert twin.packed is None
+        _close(_packed_product(twin, x), want)
+
+
 def test_a_build_that_cannot_pack_keeps_the_stock_layers(llama_dir, monkeypatch):
     def refuse(weight):
         raise RuntimeError("no oneDNN here")
@@ -118,9 +162,24 @@ def test_a_build_whose_packed_product_differs_is_not_used(monkeypatch):
     assert not packed_linear.available()
 
 
+@pytest.mark.parametrize("failure", [NotImplementedError, AttributeError, TypeError])
+def test_any_failure_of_the_private_operators_means_stock_layers(monkeypatch, failure):
+    def fail(weight):
+        raise failure("not in this build")
+
+    monkeypatch.setattr(packed_linear, "_pack", fail)
+    assert not packed_linear.available()
+
+
+def test_a_build_without_oneDNN_is_not_asked(monkeypatch):
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    assert not packed_linear.available()
+
+
 def test_a_packed_layer_reads_its_packed_copy():
     """What makes it cheaper: the forward multiplies by the packed copy, not by ``weight`` again."""
     packed = packed_linear.PackedLinear(torch.nn.Linear(16, 8, bias=False))
-    packed.packed = packed_linear._pack(torch.zeros(8, 16))  # made already: not packed again
+    packed.packed = packed_linear._pack(torch.zeros(8, 16))  # made already from this weight: not made again
+    packed._packed_from = packed._weight_state()
     with torch.inference_mode(), packed_linear.verifying():
         assert torch.equal(packed(torch.randn(2, 16)), torch.zeros(2, 8))

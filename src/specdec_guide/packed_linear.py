@@ -60,23 +60,39 @@ def _apply(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> 
 class PackedLinear(torch.nn.Linear):
     """An ``nn.Linear`` (same ``weight`` and ``bias`` parameters) that multiplies a few rows by a packed copy.
 
-    For inference only: the packed copy is made at the first product over :data:`PACKED_ROWS` rows
-    inside :func:`verifying` and does not follow later changes to ``weight``, and no gradient flows
-    through it. Everywhere else it is a stock ``nn.Linear``.
+    The packed copy is made at the first product over :data:`PACKED_ROWS` rows inside
+    :func:`verifying`, and made again when ``weight`` has changed since (loaded, edited in place,
+    moved to another dtype and back; not an edit through ``weight.data``, which PyTorch does not
+    count as a change). Everywhere else, and whenever a gradient is wanted or oneDNN
+    is switched off (``torch.backends.mkldnn.flags(enabled=False)``), it is a stock ``nn.Linear``.
+    A copy of the module (``deepcopy``, ``pickle``) leaves the packed copy behind and packs again.
     """
 
     def __init__(self, linear: torch.nn.Linear):
         super().__init__(linear.in_features, linear.out_features, bias=linear.bias is not None, device="meta")
         self.weight, self.bias = linear.weight, linear.bias
         self.packed: torch.Tensor | None = None
+        self._packed_from: tuple | None = None  # what ``weight`` was when packed
+
+    def _weight_state(self) -> tuple:
+        w = self.weight
+        return id(w), w.data_ptr(), w._version, w.dtype
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if (not _VERIFYING.get() or x.numel() // self.in_features not in PACKED_ROWS or x.dtype != torch.float32
-                or self.weight.dtype != torch.float32 or x.device.type != "cpu"):
+                or self.weight.dtype != torch.float32 or x.device.type != "cpu"
+                or (torch.is_grad_enabled() and (self.weight.requires_grad or x.requires_grad))
+                or not torch.backends.mkldnn.is_available() or not torch.backends.mkldnn.enabled):
             return torch.nn.functional.linear(x, self.weight, self.bias)
-        if self.packed is None:
-            self.packed = _pack(self.weight)
+        state = self._weight_state()
+        if self.packed is None or self._packed_from != state:
+            self.packed, self._packed_from = _pack(self.weight), state
         return _apply(x, self.packed, self.bias)
+
+    def __getstate__(self):
+        state = super().__getstate__().copy()
+        state["packed"], state["_packed_from"] = None, None  # an opaque oneDNN tensor does not copy
+        return state
 
 
 def available() -> bool:
@@ -85,6 +101,8 @@ def available() -> bool:
     Checked by doing it once on a small product (builds without oneDNN, or on a CPU it does not
     support, raise or differ), so a model is never packed where the packed layers would be wrong.
     """
+    if not torch.backends.mkldnn.is_available():
+        return False
     try:
         gen = torch.Generator().manual_seed(0)
         weight = torch.randn(24, 40, generator=gen)
@@ -92,7 +110,7 @@ def available() -> bool:
         with torch.inference_mode():
             got = _apply(x, _pack(weight), None)
         want = torch.nn.functional.linear(x, weight)
-    except (RuntimeError, AttributeError, NotImplementedError):
+    except Exception:  # noqa: BLE001 - any failure of a private operator means: do not use it
         return False
     return got.shape == want.shape and bool((got - want).abs().max() <= TOLERANCE * want.abs().max())
 
