@@ -204,6 +204,19 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
         sys.argv = argv
     printed = capsys.readouterr().out
     assert len(printed.splitlines()) == len(PROMPTS) and "accepted" in printed
+    # A request the engine refuses (as the server would answer it) stops the script on its line,
+    # and the log already written stays as it was.
+    logged = log.read_text()
+    too_long = _write(tmp_path / "too_long.jsonl", {"prompt": PROMPTS[0]}, {"prompt": "abc " * 100_000})
+    sys.argv = [str(script), str(yml), str(too_long), str(log)]
+    try:
+        with pytest.raises(SystemExit) as stop:
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert str(stop.value.code).startswith(f"{too_long}:2:1: the engine refused this request: the prompt has ")
+    assert log.read_text() == logged
+    capsys.readouterr()
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
     assert "the replay equals them on every request" in capsys.readouterr().out
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--max-draft-len", "1", "--summary"]) == 0
@@ -219,25 +232,42 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
     assert "its counters were not filled" in out and "PR #17082" in out and "differs" not in out
 
 
-@pytest.mark.parametrize("case, want", [
-    ("no_yaml", "nope.yaml:0:0: cannot read the engine config"),
-    ("no_prompts", "nope.jsonl:0:0: cannot read: No such file or directory"),
-    ("bad_json", "prompts.jsonl:2:2: not JSON: "),
-    ("not_an_object", 'prompts.jsonl:1:1: want {"prompt": "..."} or {"messages": [...]}'),
+WANT_PROMPT = 'want {"prompt": "some text"} or {"messages": [{"role": "user", "content": "..."}, ...]}'
+
+
+@pytest.mark.parametrize("case, lines, want", [
+    ("no_yaml", "", "nope.yaml:0:0: cannot read the engine config"),
+    ("no_prompts", None, "nope.jsonl:0:0: cannot read: No such file or directory"),
+    ("bad_json", '{"prompt": "a"}\n{bad\n', "prompts.jsonl:2:2: not JSON: "),
+    ("not_an_object", "[1]\n", f"prompts.jsonl:1:1: {WANT_PROMPT}"),
+    ("empty_prompt", '{"prompt": "a"}\n{"prompt": ""}\n', f"prompts.jsonl:2:1: {WANT_PROMPT}"),
+    ("prompt_list", '{"prompt": ["a"]}\n', f"prompts.jsonl:1:1: {WANT_PROMPT}"),
+    ("no_messages", '{"messages": []}\n', f"prompts.jsonl:1:1: {WANT_PROMPT}"),
+    ("message_without_content", '{"messages": [{"role": "user"}]}\n', f"prompts.jsonl:1:1: {WANT_PROMPT}"),
+    ("messages_not_dicts", '{"messages": [1, 2]}\n', f"prompts.jsonl:1:1: {WANT_PROMPT}"),
+    ("not_utf8", b"\xff\xfe\n", "prompts.jsonl:0:0: cannot read: 'utf-8' codec can't decode"),
+    ("log_folder_missing", '{"prompt": "a"}\n', "no/such/log.jsonl:0:0: cannot write the log there"),
 ])
-def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, want):
-    """The page's script on a reader's mistakes: path:line:col and a message, no traceback."""
+def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines, want):
+    """The page's script on a reader's mistakes: path:line:col and a message, no traceback, and the
+    reader's earlier log left as it was."""
     import runpy
     import sys
 
     yml = tmp_path / "model.yaml"  # never loaded: each case stops before the engine starts
     yml.write_text("model: nowhere\n")
     prompts = tmp_path / "prompts.jsonl"
-    prompts.write_text({"bad_json": '{"prompt": "a"}\n{bad\n', "not_an_object": "[1]\n"}.get(case, ""))
-    args = {"no_yaml": [str(tmp_path / "nope.yaml"), str(prompts)],
-            "no_prompts": [str(yml), str(tmp_path / "nope.jsonl")]}.get(case, [str(yml), str(prompts)])
+    if isinstance(lines, bytes):
+        prompts.write_bytes(lines)
+    elif lines is not None:
+        prompts.write_text(lines)
+    log = tmp_path / ("no/such/log.jsonl" if case == "log_folder_missing" else "log.jsonl")
+    if log.parent.is_dir():
+        log.write_text("an earlier log\n")
+    args = [str(tmp_path / "nope.yaml") if case == "no_yaml" else str(yml),
+            str(tmp_path / "nope.jsonl") if case == "no_prompts" else str(prompts), str(log)]
     argv = sys.argv
-    sys.argv = ["serve_log.py", *args, str(tmp_path / "log.jsonl")]
+    sys.argv = ["serve_log.py", *args]
     try:
         with pytest.raises(SystemExit) as stop:
             runpy.run_path(str(ROOT / "snippets" / "tools" / "serve_log.py"), run_name="__main__")
@@ -245,7 +275,23 @@ def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, want):
         sys.argv = argv
     assert isinstance(stop.value.code, str) and stop.value.code.startswith(str(tmp_path))
     assert want in stop.value.code and "\n" not in stop.value.code
-    assert not (tmp_path / "log.jsonl").exists()  # nothing half-written
+    assert not log.parent.is_dir() or log.read_text() == "an earlier log\n"
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_serve_log_snippet_wants_a_positive_max_tokens(tmp_path, value, capsys):
+    import runpy
+    import sys
+
+    argv = sys.argv
+    sys.argv = ["serve_log.py", "m.yaml", "p.jsonl", "l.jsonl", "--max-tokens", value]
+    try:
+        with pytest.raises(SystemExit) as stop:
+            runpy.run_path(str(ROOT / "snippets" / "tools" / "serve_log.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert stop.value.code == 2
+    assert f"argument --max-tokens: want a whole number >= 1, got '{value}'" in capsys.readouterr().err
 
 
 def test_a_drafter_that_raises_is_one_line(tiny_models, tmp_path, capsys):

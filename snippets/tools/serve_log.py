@@ -14,25 +14,41 @@ with the model's chat template on the client side, so text_input is the exact te
 
 import argparse
 import json
+import os
 import sys
 
 from specdec_guide.engine.config import ConfigError
 from specdec_guide.engine.core import Engine
+from specdec_guide.engine.requests import RequestError
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"want a whole number >= 1, got {text!r}")
+    return int(text)
+
 
 parser = argparse.ArgumentParser()
 parser.add_argument("model_yaml")
 parser.add_argument("prompts")
 parser.add_argument("log")
-parser.add_argument("--max-tokens", type=int, default=48)
+parser.add_argument("--max-tokens", type=positive, default=48)
 args = parser.parse_args()
+
+
+def is_chat(messages) -> bool:
+    return (isinstance(messages, list) and bool(messages) and all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        for m in messages))
 
 
 def read_prompts(path: str) -> list[tuple[int, dict]]:
     """(line number, object) per non-empty line; a bad line stops the script with path:line:col."""
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()
-    except OSError as err:
-        sys.exit(f"{path}:0:0: cannot read: {err.strerror}")
+        with open(path, encoding="utf-8") as src:
+            lines = src.read().splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        sys.exit(f"{path}:0:0: cannot read: {getattr(err, 'strerror', None) or err}")
     items = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -41,28 +57,36 @@ def read_prompts(path: str) -> list[tuple[int, dict]]:
             item = json.loads(line)
         except json.JSONDecodeError as err:
             sys.exit(f"{path}:{number}:{err.colno}: not JSON: {err.msg}")
-        if not isinstance(item, dict) or not isinstance(item.get("prompt", item.get("messages")), (str, list)):
-            sys.exit(f'{path}:{number}:1: want {{"prompt": "..."}} or {{"messages": [...]}}')
+        prompt = item.get("prompt") if isinstance(item, dict) else None
+        if not (isinstance(prompt, str) and prompt) and not (isinstance(item, dict) and is_chat(item.get("messages"))):
+            sys.exit(f'{path}:{number}:1: want {{"prompt": "some text"}} or '
+                     f'{{"messages": [{{"role": "user", "content": "..."}}, ...]}}')
         items.append((number, item))
     return items
 
 
 items = read_prompts(args.prompts)
+if os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log))):
+    sys.exit(f"{args.log}:0:0: cannot write the log there (a folder, or its folder does not exist)")
 try:
     engine = Engine.from_yaml(args.model_yaml)
 except ConfigError as err:
     sys.exit(str(err))  # path:line:col: what is wrong
-with open(args.log, "w", encoding="utf-8") as log:
-    for number, item in items:
-        prompt = item.get("prompt")
-        if prompt is None:  # a chat: the text the server would render from it
-            prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False,
-                                                          add_generation_prompt=True)
-        request = {"text_input": prompt, "sampling_param_max_tokens": args.max_tokens,
-                   "sampling_param_exclude_input_from_output": True}
+lines = []  # the log is written once every request has been served: a failure leaves an older log as it was
+for number, item in items:
+    prompt = item.get("prompt")
+    if prompt is None:  # a chat: the text the server would render from it
+        prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False, add_generation_prompt=True)
+    request = {"text_input": prompt, "sampling_param_max_tokens": args.max_tokens,
+               "sampling_param_exclude_input_from_output": True}
+    try:
         done = engine.complete(request)  # requests run one after another, as logged
-        log.write(json.dumps({**request, "text_output": done.text, "finish_reason": done.finish_reason,
-                              "total_draft_tokens": done.total_draft_tokens,
-                              "total_accepted_draft_tokens": done.total_accepted_draft_tokens}) + "\n")
-        print(f"drafted {done.total_draft_tokens:3d}  accepted {done.total_accepted_draft_tokens:3d}  "
-              f"steps {done.stats.target_steps:3d}  tokens {len(done.token_ids):3d}")
+    except RequestError as err:  # what the server would answer this request with
+        sys.exit(f"{args.prompts}:{number}:1: the engine refused this request: {err}")
+    lines.append(json.dumps({**request, "text_output": done.text, "finish_reason": done.finish_reason,
+                             "total_draft_tokens": done.total_draft_tokens,
+                             "total_accepted_draft_tokens": done.total_accepted_draft_tokens}) + "\n")
+    print(f"drafted {done.total_draft_tokens:3d}  accepted {done.total_accepted_draft_tokens:3d}  "
+          f"steps {done.stats.target_steps:3d}  tokens {len(done.token_ids):3d}")
+with open(args.log, "w", encoding="utf-8") as log:
+    log.writelines(lines)
