@@ -250,8 +250,10 @@ print(f"target passes: {target_logits.forward_calls}, positions computed: {targe
 # timed against plain decoding of the same prompt, on one CPU thread (CPU time of this
 # process, which other jobs on a shared machine do not stretch); the text is checked to be
 # identical. Whether it is faster depends on the price of a pass: on a GPU at batch 1, extra
-# positions in a pass are nearly free; on a CPU core each position costs arithmetic, so a
-# rejected draft token costs time. The figures printed are this run's.
+# positions in a pass are nearly free; on a CPU core, with PyTorch's stock layers as this
+# notebook loads the model, a pass over five positions costs well over one plain step, so a
+# rejected draft token costs time (the guide's CPU engine packs its weights to bring that pass
+# close to one step: *Speed on a CPU*). The figures printed are this run's.
 #
 # A speed-up only counts on an answer that is right: a model stuck repeating itself is easy to
 # draft for and useless. So the task is one this 135M model does correctly (spread a dictionary
