@@ -216,6 +216,16 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
         sys.argv = argv
     assert str(stop.value.code).startswith(f"{too_long}:2:1: the engine refused this request: the prompt has ")
     assert log.read_text() == logged
+    # A chat line on a tokenizer without a chat template (the tiny models have none): one line too.
+    chat = _write(tmp_path / "chat.jsonl", {"messages": [{"role": "user", "content": "hi"}]})
+    sys.argv = [str(script), str(yml), str(chat), str(log)]
+    try:
+        with pytest.raises(SystemExit) as stop:
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert str(stop.value.code).startswith(f"{chat}:1:1: cannot render this chat: ")
+    assert log.read_text() == logged
     capsys.readouterr()
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
     assert "the replay equals them on every request" in capsys.readouterr().out
@@ -236,7 +246,7 @@ WANT_PROMPT = 'want {"prompt": "some text"} or {"messages": [{"role": "user", "c
 
 
 @pytest.mark.parametrize("case, lines, want", [
-    ("no_yaml", "", "nope.yaml:0:0: cannot read the engine config"),
+    ("no_yaml", '{"prompt": "a"}\n', "nope.yaml:0:0: cannot read the engine config"),
     ("no_prompts", None, "nope.jsonl:0:0: cannot read: No such file or directory"),
     ("bad_json", '{"prompt": "a"}\n{bad\n', "prompts.jsonl:2:2: not JSON: "),
     ("not_an_object", "[1]\n", f"prompts.jsonl:1:1: {WANT_PROMPT}"),
@@ -247,6 +257,8 @@ WANT_PROMPT = 'want {"prompt": "some text"} or {"messages": [{"role": "user", "c
     ("messages_not_dicts", '{"messages": [1, 2]}\n', f"prompts.jsonl:1:1: {WANT_PROMPT}"),
     ("not_utf8", b"\xff\xfe\n", "prompts.jsonl:0:0: cannot read: 'utf-8' codec can't decode"),
     ("log_folder_missing", '{"prompt": "a"}\n', "no/such/log.jsonl:0:0: cannot write the log there"),
+    ("no_prompt_at_all", "\n\n", "prompts.jsonl:1:1: no prompts in the file"),
+    ("log_is_the_prompts", '{"prompt": "a"}\n', "prompts.jsonl:0:0: the log would overwrite the prompts file"),
 ])
 def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines, want):
     """The page's script on a reader's mistakes: path:line:col and a message, no traceback, and the
@@ -261,8 +273,8 @@ def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines,
         prompts.write_bytes(lines)
     elif lines is not None:
         prompts.write_text(lines)
-    log = tmp_path / ("no/such/log.jsonl" if case == "log_folder_missing" else "log.jsonl")
-    if log.parent.is_dir():
+    log = tmp_path / {"log_folder_missing": "no/such/log.jsonl", "log_is_the_prompts": "prompts.jsonl"}.get(case, "log.jsonl")
+    if log.parent.is_dir() and log != prompts:
         log.write_text("an earlier log\n")
     args = [str(tmp_path / "nope.yaml") if case == "no_yaml" else str(yml),
             str(tmp_path / "nope.jsonl") if case == "no_prompts" else str(prompts), str(log)]
@@ -275,7 +287,10 @@ def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines,
         sys.argv = argv
     assert isinstance(stop.value.code, str) and stop.value.code.startswith(str(tmp_path))
     assert want in stop.value.code and "\n" not in stop.value.code
-    assert not log.parent.is_dir() or log.read_text() == "an earlier log\n"
+    if log == prompts:
+        assert prompts.read_text() == lines
+    elif log.parent.is_dir():
+        assert log.read_text() == "an earlier log\n"
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "many"])

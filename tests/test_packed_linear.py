@@ -123,6 +123,27 @@ def test_a_changed_weight_is_packed_again():
         _close(_packed_product(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
 
 
+def test_converting_the_parameters_drops_the_packed_copy():
+    """After .to() the weight can sit at its old address with its old version counter (the head's
+    49152 x 576 weight did after a bfloat16 round trip), so a conversion drops the copy outright."""
+    torch.manual_seed(0)
+    layer, x = packed_linear.PackedLinear(torch.nn.Linear(576, 2048)), torch.randn(3, 576)
+    _packed_product(layer, x)
+    layer.to(torch.bfloat16).to(torch.float32)
+    assert layer.packed is None
+    _close(_packed_product(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
+
+
+def test_a_weight_made_in_inference_mode_is_packed_too():
+    """Such a weight keeps no version counter; the layer still packs it and computes the product."""
+    torch.manual_seed(0)
+    with torch.inference_mode():
+        layer, x = packed_linear.PackedLinear(torch.nn.Linear(16, 8)), torch.randn(3, 16)
+        with packed_linear.verifying():
+            _close(layer(x), torch.nn.functional.linear(x, layer.weight, layer.bias))
+    assert layer.packed is not None
+
+
 def test_gradients_and_oneDNN_switched_off_take_the_stock_path():
     torch.manual_seed(0)
     layer = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
@@ -158,7 +179,7 @@ def test_a_build_that_cannot_pack_keeps_the_stock_layers(llama_dir, monkeypatch)
 
 
 def test_a_build_whose_packed_product_differs_is_not_used(monkeypatch):
-    monkeypatch.setattr(packed_linear, "_apply", lambda x, packed, bias: torch.zeros(x.shape[0], packed.shape[0]))
+    monkeypatch.setattr(packed_linear, "_packed_product", lambda x, packed, bias: torch.zeros(x.shape[0], packed.shape[0]))
     assert not packed_linear.available()
 
 

@@ -62,12 +62,16 @@ def read_prompts(path: str) -> list[tuple[int, dict]]:
             sys.exit(f'{path}:{number}:1: want {{"prompt": "some text"}} or '
                      f'{{"messages": [{{"role": "user", "content": "..."}}, ...]}}')
         items.append((number, item))
+    if not items:
+        sys.exit(f"{path}:1:1: no prompts in the file")
     return items
 
 
 items = read_prompts(args.prompts)
 if os.path.isdir(args.log) or not os.path.isdir(os.path.dirname(os.path.abspath(args.log))):
     sys.exit(f"{args.log}:0:0: cannot write the log there (a folder, or its folder does not exist)")
+if os.path.abspath(args.log) == os.path.abspath(args.prompts):
+    sys.exit(f"{args.log}:0:0: the log would overwrite the prompts file")
 try:
     engine = Engine.from_yaml(args.model_yaml)
 except ConfigError as err:
@@ -76,7 +80,11 @@ lines = []  # the log is written once every request has been served: a failure l
 for number, item in items:
     prompt = item.get("prompt")
     if prompt is None:  # a chat: the text the server would render from it
-        prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False, add_generation_prompt=True)
+        try:
+            prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False,
+                                                          add_generation_prompt=True)
+        except ValueError as err:  # e.g. a tokenizer without a chat template
+            sys.exit(f"{args.prompts}:{number}:1: cannot render this chat: {str(err).splitlines()[0]}")
     request = {"text_input": prompt, "sampling_param_max_tokens": args.max_tokens,
                "sampling_param_exclude_input_from_output": True}
     try:

@@ -4,10 +4,13 @@ A verification pass multiplies each weight matrix by a handful of rows (the last
 draft). PyTorch's stock CPU ``linear`` hands that to MKL's general matrix product, which computes
 such a small product far below the core's speed. oneDNN can arrange a weight once for its kernels
 (``torch.ops.mkldnn._reorder_linear_weight``: a private PyTorch operator, hence the check in
-:func:`available`) and then multiplies a few rows by it in about the time reading it takes. Measured on
-the guide's 2-core test machine (2026-12-02, SmolLM2-135M, five new positions on a 300-token
-cache, one thread): 1.55 to 1.91 plain decoding steps with stock layers, 0.98 to 1.02 packed.
-That is how a GPU at batch 1 behaves, and the reason a verified draft is nearly free there.
+:func:`available`) and then multiplies a few rows by it in about the time reading it takes. On
+the guide's 2-core test machine a pass over five new positions of SmolLM2-135M cost 1.98 plain
+decoding steps with stock layers and 1.04 packed in the benchmark's stored runs
+(``benchmarks/results/real_model.md``, 2026-12-01 and 2026-12-02, on different hosts and loads);
+measured side by side on one host, about 1.4 to 1.6 stock and 0.97 to 1.2 packed
+(``audit/cpu_engine.yaml``). That is how a GPU at batch 1 behaves, and the reason a verified
+draft is nearly free there.
 
 Only verification passes take the packed path: products of a few rows (:data:`PACKED_ROWS`)
 made inside :func:`verifying`, which the loop's KV-cached scorer
@@ -51,7 +54,7 @@ def _pack(weight: torch.Tensor) -> torch.Tensor:
     return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
 
 
-def _apply(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def _packed_product(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     rows = x.reshape(-1, x.shape[-1])
     out = torch.ops.mkldnn._linear_pointwise(rows, packed, bias, "none", [], "")
     return out.reshape(*x.shape[:-1], out.shape[-1])
@@ -61,9 +64,9 @@ class PackedLinear(torch.nn.Linear):
     """An ``nn.Linear`` (same ``weight`` and ``bias`` parameters) that multiplies a few rows by a packed copy.
 
     The packed copy is made at the first product over :data:`PACKED_ROWS` rows inside
-    :func:`verifying`, and made again when ``weight`` has changed since (loaded, edited in place,
-    moved to another dtype and back; not an edit through ``weight.data``, which PyTorch does not
-    count as a change). Everywhere else, and whenever a gradient is wanted or oneDNN
+    :func:`verifying`, and made again when ``weight`` has changed since (loaded or edited in place;
+    not an edit through ``weight.data``, which PyTorch does not count as a change) and after any
+    conversion of the module's parameters (``.to()``, ``.float()``). Everywhere else, and whenever a gradient is wanted or oneDNN
     is switched off (``torch.backends.mkldnn.flags(enabled=False)``), it is a stock ``nn.Linear``.
     A copy of the module (``deepcopy``, ``pickle``) leaves the packed copy behind and packs again.
     """
@@ -76,18 +79,28 @@ class PackedLinear(torch.nn.Linear):
 
     def _weight_state(self) -> tuple:
         w = self.weight
-        return id(w), w.data_ptr(), w._version, w.dtype
+        try:
+            version = w._version
+        except RuntimeError:  # an inference tensor keeps no version counter: in-place edits go unseen
+            version = None
+        return id(w), w.data_ptr(), version
+
+    def _apply(self, fn, recurse=True):
+        # .to(), .float() and the like: the parameters' memory can be reused at the same address.
+        self.packed, self._packed_from = None, None
+        return super()._apply(fn, recurse)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if (not _VERIFYING.get() or x.numel() // self.in_features not in PACKED_ROWS or x.dtype != torch.float32
-                or self.weight.dtype != torch.float32 or x.device.type != "cpu"
-                or (torch.is_grad_enabled() and (self.weight.requires_grad or x.requires_grad))
-                or not torch.backends.mkldnn.is_available() or not torch.backends.mkldnn.enabled):
-            return torch.nn.functional.linear(x, self.weight, self.bias)
+        w = self.weight
+        if (not _VERIFYING.get() or x.numel() // self.in_features not in PACKED_ROWS
+                or x.dtype is not torch.float32 or w.dtype is not torch.float32 or x.device.type != "cpu"
+                or (torch.is_grad_enabled() and (w.requires_grad or x.requires_grad))
+                or not torch._C._get_mkldnn_enabled()):
+            return torch.nn.functional.linear(x, w, self.bias)
         state = self._weight_state()
         if self.packed is None or self._packed_from != state:
-            self.packed, self._packed_from = _pack(self.weight), state
-        return _apply(x, self.packed, self.bias)
+            self.packed, self._packed_from = _pack(w), state
+        return _packed_product(x, self.packed, self.bias)
 
     def __getstate__(self):
         state = super().__getstate__().copy()
@@ -98,8 +111,9 @@ class PackedLinear(torch.nn.Linear):
 def available() -> bool:
     """True when this PyTorch build packs and multiplies float32 weights as it should.
 
-    Checked by doing it once on a small product (builds without oneDNN, or on a CPU it does not
-    support, raise or differ), so a model is never packed where the packed layers would be wrong.
+    Checked by doing it once on a small product: a build without oneDNN, or a CPU it does not
+    support, raises or differs there and keeps stock layers. One product cannot prove every shape
+    a model uses; the tests and the benchmarks compare whole models' output with stock layers.
     """
     if not torch.backends.mkldnn.is_available():
         return False
@@ -108,7 +122,7 @@ def available() -> bool:
         weight = torch.randn(24, 40, generator=gen)
         x = torch.randn(3, 40, generator=gen)
         with torch.inference_mode():
-            got = _apply(x, _pack(weight), None)
+            got = _packed_product(x, _pack(weight), None)
         want = torch.nn.functional.linear(x, weight)
     except Exception:  # noqa: BLE001 - any failure of a private operator means: do not use it
         return False
