@@ -144,6 +144,8 @@ def test_a_weight_made_in_inference_mode_is_packed_too():
     assert layer.packed is not None
 
 
+# Switching oneDNN off also sets its TF32 flag, which this CPU-only torch answers with a warning.
+@pytest.mark.filterwarnings("ignore:TF32 acceleration on top of oneDNN:UserWarning")
 def test_gradients_and_oneDNN_switched_off_take_the_stock_path():
     torch.manual_seed(0)
     layer = packed_linear.PackedLinear(torch.nn.Linear(16, 8))
