@@ -183,48 +183,47 @@ def test_settings_from_a_yaml_and_refusals(tiny_models, tmp_path, capsys):
         user_drafter("nope.py:X", 4, None)
 
 
-def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys):
-    """The page's log generator on the tiny models; estimate checks itself against its counters.
-    The script runs as ``python serve_log.py ...`` runs it (``__main__``, its argv), in this
-    process: a new interpreter would import torch and transformers again (seconds of CPU)."""
+SERVE_LOG = ROOT / "snippets" / "tools" / "serve_log.py"
+
+
+def _serve_log(*args) -> int | str | None:
+    """Run the page's log generator as ``python serve_log.py ARGS`` runs it (``__main__``, its argv),
+    in this process: a new interpreter would import torch and transformers again (seconds of CPU).
+    Returns the exit code or message it stopped with, None when it ran to the end."""
     import runpy
     import sys
 
+    argv = sys.argv
+    sys.argv = [str(SERVE_LOG), *map(str, args)]
+    try:
+        runpy.run_path(str(SERVE_LOG), run_name="__main__")
+    except SystemExit as stop:
+        return stop.code
+    finally:
+        sys.argv = argv
+    return None
+
+
+def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys):
+    """The page's log generator on the tiny models; estimate checks itself against its counters."""
     target, _ = tiny_models
     yml = _yaml(tmp_path, target, "speculative_config: {decoding_type: NGram, max_draft_len: 3, "
                                   "max_matching_ngram_size: 2}\n")
     prompts = _write(tmp_path / "prompts.jsonl", *({"prompt": p} for p in PROMPTS))
     log = tmp_path / "log.jsonl"
-    script = ROOT / "snippets" / "tools" / "serve_log.py"
-    argv = sys.argv
-    sys.argv = [str(script), str(yml), str(prompts), str(log), "--max-tokens", "20"]
-    try:
-        runpy.run_path(str(script), run_name="__main__")  # a SystemExit (argparse, an error) fails the test
-    finally:
-        sys.argv = argv
+    assert _serve_log(yml, prompts, log, "--max-tokens", "20") is None
     printed = capsys.readouterr().out
     assert len(printed.splitlines()) == len(PROMPTS) and "accepted" in printed
     # A request the engine refuses (as the server would answer it) stops the script on its line,
     # and the log already written stays as it was.
     logged = log.read_text()
     too_long = _write(tmp_path / "too_long.jsonl", {"prompt": PROMPTS[0]}, {"prompt": "abc " * 100_000})
-    sys.argv = [str(script), str(yml), str(too_long), str(log)]
-    try:
-        with pytest.raises(SystemExit) as stop:
-            runpy.run_path(str(script), run_name="__main__")
-    finally:
-        sys.argv = argv
-    assert str(stop.value.code).startswith(f"{too_long}:2:1: the engine refused this request: the prompt has ")
+    stop = _serve_log(yml, too_long, log)
+    assert str(stop).startswith(f"{too_long}:2:1: the engine refused this request: the prompt has ")
     assert log.read_text() == logged
     # A chat line on a tokenizer without a chat template (the tiny models have none): one line too.
     chat = _write(tmp_path / "chat.jsonl", {"messages": [{"role": "user", "content": "hi"}]})
-    sys.argv = [str(script), str(yml), str(chat), str(log)]
-    try:
-        with pytest.raises(SystemExit) as stop:
-            runpy.run_path(str(script), run_name="__main__")
-    finally:
-        sys.argv = argv
-    assert str(stop.value.code).startswith(f"{chat}:1:1: cannot render this chat: ")
+    assert str(_serve_log(yml, chat, log)).startswith(f"{chat}:1:1: cannot render this chat: ")
     assert log.read_text() == logged
     capsys.readouterr()
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
@@ -263,9 +262,6 @@ WANT_PROMPT = 'want {"prompt": "some text"} or {"messages": [{"role": "user", "c
 def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines, want):
     """The page's script on a reader's mistakes: path:line:col and a message, no traceback, and the
     reader's earlier log left as it was."""
-    import runpy
-    import sys
-
     yml = tmp_path / "model.yaml"  # never loaded: each case stops before the engine starts
     yml.write_text("model: nowhere\n")
     prompts = tmp_path / "prompts.jsonl"
@@ -276,17 +272,10 @@ def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines,
     log = tmp_path / {"log_folder_missing": "no/such/log.jsonl", "log_is_the_prompts": "prompts.jsonl"}.get(case, "log.jsonl")
     if log.parent.is_dir() and log != prompts:
         log.write_text("an earlier log\n")
-    args = [str(tmp_path / "nope.yaml") if case == "no_yaml" else str(yml),
-            str(tmp_path / "nope.jsonl") if case == "no_prompts" else str(prompts), str(log)]
-    argv = sys.argv
-    sys.argv = ["serve_log.py", *args]
-    try:
-        with pytest.raises(SystemExit) as stop:
-            runpy.run_path(str(ROOT / "snippets" / "tools" / "serve_log.py"), run_name="__main__")
-    finally:
-        sys.argv = argv
-    assert isinstance(stop.value.code, str) and stop.value.code.startswith(str(tmp_path))
-    assert want in stop.value.code and "\n" not in stop.value.code
+    stop = _serve_log(tmp_path / "nope.yaml" if case == "no_yaml" else yml,
+                      tmp_path / "nope.jsonl" if case == "no_prompts" else prompts, log)
+    assert isinstance(stop, str) and stop.startswith(str(tmp_path))
+    assert want in stop and "\n" not in stop
     if log == prompts:
         assert prompts.read_text() == lines
     elif log.parent.is_dir():
@@ -294,18 +283,8 @@ def test_serve_log_snippet_says_what_is_wrong_in_one_line(tmp_path, case, lines,
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "many"])
-def test_serve_log_snippet_wants_a_positive_max_tokens(tmp_path, value, capsys):
-    import runpy
-    import sys
-
-    argv = sys.argv
-    sys.argv = ["serve_log.py", "m.yaml", "p.jsonl", "l.jsonl", "--max-tokens", value]
-    try:
-        with pytest.raises(SystemExit) as stop:
-            runpy.run_path(str(ROOT / "snippets" / "tools" / "serve_log.py"), run_name="__main__")
-    finally:
-        sys.argv = argv
-    assert stop.value.code == 2
+def test_serve_log_snippet_wants_a_positive_max_tokens(value, capsys):
+    assert _serve_log("m.yaml", "p.jsonl", "l.jsonl", "--max-tokens", value) == 2
     assert f"argument --max-tokens: want a whole number >= 1, got '{value}'" in capsys.readouterr().err
 
 

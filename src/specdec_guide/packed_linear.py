@@ -66,9 +66,10 @@ class PackedLinear(torch.nn.Linear):
     The packed copy is made at the first product over :data:`PACKED_ROWS` rows inside
     :func:`verifying`, and made again when ``weight`` has changed since (loaded or edited in place;
     not an edit through ``weight.data``, which PyTorch does not count as a change) and after any
-    conversion of the module's parameters (``.to()``, ``.float()``). Everywhere else, and whenever a gradient is wanted or oneDNN
-    is switched off (``torch.backends.mkldnn.flags(enabled=False)``), it is a stock ``nn.Linear``.
-    A copy of the module (``deepcopy``, ``pickle``) leaves the packed copy behind and packs again.
+    conversion of the module's parameters (``.to()``, ``.float()``). Everywhere else, and whenever
+    a gradient is wanted or oneDNN is switched off (``torch.backends.mkldnn.flags(enabled=False)``),
+    it is a stock ``nn.Linear``. A copy of the module (``deepcopy``, ``pickle``) leaves the packed
+    copy behind and packs again.
     """
 
     def __init__(self, linear: torch.nn.Linear):
