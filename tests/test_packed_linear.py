@@ -103,7 +103,7 @@ def test_the_loop_packs_at_its_first_verification_pass_and_keeps_greedy_output(l
     assert spec.tokens == plain.tokens
 
 
-def _packed_product(layer, x):
+def _verified(layer, x):
     with torch.inference_mode(), packed_linear.verifying():
         return layer(x)
 
@@ -113,14 +113,14 @@ def test_a_changed_weight_is_packed_again():
     again: the product follows the weight the layer has now, never a stale copy."""
     torch.manual_seed(0)
     layer, x = packed_linear.PackedLinear(torch.nn.Linear(16, 8)), torch.randn(3, 16)
-    _packed_product(layer, x)
+    _verified(layer, x)
     changes = [lambda m: m.load_state_dict({"weight": torch.randn(8, 16), "bias": torch.randn(8)}),
                lambda m: m.weight.mul_(3),
                lambda m: m.to(torch.bfloat16).to(torch.float32)]
     for change in changes:
         with torch.no_grad():
             change(layer)
-        _close(_packed_product(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
+        _close(_verified(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
 
 
 def test_converting_the_parameters_drops_the_packed_copy():
@@ -128,10 +128,10 @@ def test_converting_the_parameters_drops_the_packed_copy():
     49152 x 576 weight did after a bfloat16 round trip), so a conversion drops the copy outright."""
     torch.manual_seed(0)
     layer, x = packed_linear.PackedLinear(torch.nn.Linear(576, 2048)), torch.randn(3, 576)
-    _packed_product(layer, x)
+    _verified(layer, x)
     layer.to(torch.bfloat16).to(torch.float32)
     assert layer.packed is None
-    _close(_packed_product(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
+    _close(_verified(layer, x), torch.nn.functional.linear(x, layer.weight, layer.bias))
 
 
 def test_a_weight_made_in_inference_mode_is_packed_too():
@@ -153,7 +153,7 @@ def test_gradients_and_oneDNN_switched_off_take_the_stock_path():
         layer(torch.randn(3, 16)).sum().backward()  # grad mode, a weight that wants a gradient
     assert layer.weight.grad is not None and layer.packed is None
     with torch.backends.mkldnn.flags(enabled=False):
-        _packed_product(layer, torch.randn(3, 16))
+        _verified(layer, torch.randn(3, 16))
     assert layer.packed is None
 
 
@@ -163,10 +163,10 @@ def test_a_copied_layer_packs_again():
 
     torch.manual_seed(0)
     layer, x = packed_linear.PackedLinear(torch.nn.Linear(16, 8)), torch.randn(3, 16)
-    want = _packed_product(layer, x)
+    want = _verified(layer, x)
     for twin in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
         assert twin.packed is None
-        _close(_packed_product(twin, x), want)
+        _close(_verified(twin, x), want)
 
 
 def test_a_build_that_cannot_pack_keeps_the_stock_layers(llama_dir, monkeypatch):

@@ -42,8 +42,9 @@ def is_chat(messages) -> bool:
         for m in messages))
 
 
-def read_prompts(path: str) -> list[tuple[int, dict]]:
-    """(line number, object) per non-empty line; a bad line stops the script with path:line:col."""
+def read_prompts(path: str) -> list[tuple[int, str | None, list | None]]:
+    """(line number, prompt text, chat messages: one of the two) per non-empty line; a bad line
+    stops the script with path:line:col."""
     try:
         with open(path, encoding="utf-8") as src:
             lines = src.read().splitlines()
@@ -58,10 +59,13 @@ def read_prompts(path: str) -> list[tuple[int, dict]]:
         except json.JSONDecodeError as err:
             sys.exit(f"{path}:{number}:{err.colno}: not JSON: {err.msg}")
         prompt = item.get("prompt") if isinstance(item, dict) else None
-        if not (isinstance(prompt, str) and prompt) and not (isinstance(item, dict) and is_chat(item.get("messages"))):
+        if isinstance(prompt, str) and prompt:
+            items.append((number, prompt, None))
+        elif isinstance(item, dict) and is_chat(item.get("messages")):
+            items.append((number, None, item["messages"]))
+        else:
             sys.exit(f'{path}:{number}:1: want {{"prompt": "some text"}} or '
                      f'{{"messages": [{{"role": "user", "content": "..."}}, ...]}}')
-        items.append((number, item))
     if not items:
         sys.exit(f"{path}:1:1: no prompts in the file")
     return items
@@ -77,12 +81,10 @@ try:
 except ConfigError as err:
     sys.exit(str(err))  # path:line:col: what is wrong
 lines = []  # the log is written once every request has been served: a failure leaves an older log as it was
-for number, item in items:
-    prompt = item.get("prompt")
+for number, prompt, messages in items:
     if prompt is None:  # a chat: the text the server would render from it
         try:
-            prompt = engine.tokenizer.apply_chat_template(item["messages"], tokenize=False,
-                                                          add_generation_prompt=True)
+            prompt = engine.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         except ValueError as err:  # e.g. a tokenizer without a chat template
             sys.exit(f"{args.prompts}:{number}:1: cannot render this chat: {str(err).splitlines()[0]}")
     request = {"text_input": prompt, "sampling_param_max_tokens": args.max_tokens,
