@@ -222,8 +222,10 @@ def test_serve_log_snippet_and_the_logged_counters(tiny_models, tmp_path, capsys
     assert str(stop).startswith(f"{too_long}:2:1: the engine refused this request: the prompt has ")
     assert log.read_text() == logged
     # A chat line on a tokenizer without a chat template (the tiny models have none): one line too.
-    chat = _write(tmp_path / "chat.jsonl", {"messages": [{"role": "user", "content": "hi"}]})
-    assert str(_serve_log(yml, chat, log)).startswith(f"{chat}:1:1: cannot render this chat: ")
+    # An empty prompt beside valid messages is a chat line, and is served as one.
+    chat = _write(tmp_path / "chat.jsonl", {"prompt": "a"},
+                  {"prompt": "", "messages": [{"role": "user", "content": "hi"}]})
+    assert str(_serve_log(yml, chat, log)).startswith(f"{chat}:2:1: cannot render this chat: ")
     assert log.read_text() == logged
     capsys.readouterr()
     assert cli.main(["estimate", str(log), "--tokenizer", str(target), "--config", str(yml), "--summary"]) == 0
