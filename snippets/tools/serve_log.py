@@ -43,8 +43,8 @@ def is_chat(messages) -> bool:
 
 
 def read_prompts(path: str) -> list[tuple[int, str | None, list | None]]:
-    """(line number, prompt text, chat messages: one of the two) per non-empty line; a bad line
-    stops the script with path:line:col."""
+    """(line number, prompt text, chat messages: one of the two) per non-empty line;
+    a bad line stops the script with path:line:col."""
     try:
         with open(path, encoding="utf-8") as src:
             lines = src.read().splitlines()
