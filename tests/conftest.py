@@ -43,14 +43,16 @@ def _group(item) -> str:
 
 
 #: The groups that spend their time in child processes (kernels, shells, servers, builds) start
-#: first, so that none of them is the session's tail; within a kind, collection order.
-def _kind(item) -> int:
+#: first, so that their waits overlap the other workers' CPU work and none of them is the session's
+#: tail: the notebooks, the page walks, then every group with a test marked ``triton`` (it starts
+#: a tritonserver); within a kind, collection order.
+def _kind(item, serving: set[str]) -> int:
     group = _group(item)
     if Path(str(item.fspath)).suffix == ".ipynb":
         return 0
     if group.startswith("walk:"):
         return 1
-    if group == "stand_in":
+    if group in serving:
         return 2
     return 3
 
@@ -61,7 +63,9 @@ def pytest_itemcollected(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=_kind)
+    # Per group, not per item: a group's tests stay together and in their file's order.
+    serving = {_group(item) for item in items if item.get_closest_marker("triton")}
+    items.sort(key=lambda item: _kind(item, serving))
 
 
 @pytest.fixture(scope="session")

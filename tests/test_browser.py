@@ -6,6 +6,7 @@
   table row reads as another line);
 - no table is wider than its column (Material puts a scroll bar under it: its last columns hide);
 - no table cell or printed table breaks a line inside a number;
+- the search box finds a page by what it says, and its results lead to pages that exist;
 - no link on any page leads to a page or an anchor that does not exist. `mkdocs build --strict`
   checks the links of Markdown pages, not those inside rendered notebooks nor the tables of
   contents that mkdocs-jupyter makes; this checks every link the browser sees.
@@ -213,6 +214,10 @@ def _visit(out: Path) -> dict:
         # One tab for every page, as a reader clicks through the site: a new tab per page would
         # start a renderer process per page (measured: 100 Chromium processes for one visit each).
         page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+        # Material's search worker fetches the whole site's index (over a megabyte) and builds it at
+        # every page load: about half of this visit's CPU, for nothing the page checks read. The
+        # search is visited once, below.
+        page.route("**/search/search_index.json", lambda route: route.abort())
         for url in _page_urls(out):
             page.goto(base + url, wait_until="load")
             # Tabbed blocks: show every tab's content so hidden tabs are measured too.
@@ -224,7 +229,31 @@ def _visit(out: Path) -> dict:
             for name, probe in PROBES.get(url, {}).items():
                 seen[url][name] = page.evaluate(probe)
         page.close()
-    return {"base": base, "pages": seen}
+        search = _search(browser.new_page(viewport={"width": WIDTH, "height": 900}), base)
+    return {"base": base, "pages": seen, "search": search}
+
+
+#: What a reader types into the search box, and a page that must be among the results.
+SEARCH = ("prompt lookup", "speculative_decoding/cpu_speed/")
+
+
+def _search(page, base: str) -> dict:
+    """The home page's search box, typed into as a reader does: the results' count line and links."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.goto(base, wait_until="load")
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.press_sequentially(SEARCH[0])
+    try:
+        page.wait_for_selector(".md-search-result__item", timeout=30_000)
+    except PlaywrightTimeout:  # only the search test fails, not every check of the visit
+        page.close()
+        return {"meta": "no result within 30 s", "links": []}
+    found = {"meta": page.inner_text(".md-search-result__meta"),
+             "links": page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href)")}
+    page.close()
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -486,6 +515,16 @@ def test_no_link_leads_nowhere(built_site, visit, visits):
     base = visit["base"]  # the links are absolute, at the visit's own server
     assert any(u.startswith("speculative_decoding/notebooks/") for u in visits)
     problems = dead_links(built_site, base, {url: seen["links"] for url, seen in visits.items()})
+    assert not problems, "\n".join(problems)
+
+
+def test_the_search_box_finds_the_pages_that_say_it(built_site, visit):
+    """The visit blocks the search index on every page but this one: here it is built and used."""
+    search, base = visit["search"], visit["base"]
+    count = re.fullmatch(r"(\d+) matching documents?", search["meta"].strip())
+    assert count and int(count[1]) >= 2, search["meta"]
+    assert any(urlsplit(link).path == urlsplit(base).path + SEARCH[1] for link in search["links"]), search["links"]
+    problems = dead_links(built_site, base, {"(search results)": search["links"]})
     assert not problems, "\n".join(problems)
 
 

@@ -258,6 +258,7 @@ def test_the_session_servers_stubs_never_load_torch(stand_in_server):
     assert not [pid for pid in stubs if "libtorch" in maps(pid)]
 
 
+@pytest.mark.triton
 def test_an_orderly_stop_ends_the_host_and_its_engines(tmp_path, tiny_models):
     from specdec_guide import templates
     from specdec_guide.triton import serve

@@ -357,11 +357,13 @@ def _failing_repo(root, target, draft, *, auto_complete: bool):
     return repo
 
 
+@pytest.mark.triton
 def test_FACT_load_failures_with_the_launcher(tmp_path, tiny_models):
     """llmapi_triton_config_required_keys under our launcher (auto-complete off, as the container's)."""
     _load_failures(tmp_path, tiny_models, auto_complete=False)
 
 
+@pytest.mark.triton
 def test_FACT_load_failures_with_auto_complete(tmp_path, tiny_models):
     """llmapi_triton_config_required_keys and auto_complete_policy_conflict_fails with auto-complete."""
     _load_failures(tmp_path, tiny_models, auto_complete=True)

@@ -77,7 +77,10 @@ def read_meta(source: Path) -> dict:
     container and TensorRT-LLM version of its track (:func:`track_meta`)."""
     import jupytext
 
-    meta = jupytext.read(source).metadata.get("specdec_guide")
+    # Only the header is parsed: the cells come after the first cell marker, and parsing them
+    # costs every process that lists the notebooks (each test worker, at collection) a second.
+    header = source.read_text(encoding="utf-8").split("\n# %%", 1)[0] + "\n"
+    meta = jupytext.reads(header, fmt="py:percent").metadata.get("specdec_guide")
     return track_meta(dict(meta), str(source)) if isinstance(meta, dict) else {}
 
 
