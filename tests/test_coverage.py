@@ -28,6 +28,21 @@ def test_clean_fixture_every_snippet_verified():
     assert "snippets/VERIFIED_BY.yaml" not in methods
 
 
+def test_a_notebooks_schema_line_names_the_notebooks_track_not_its_first_cells(tmp_path):
+    """A notebook pinned to one track with a cell written for another (a migration notebook shows
+    the next release's file): both lines name the track the notebook is checked against."""
+    import shutil
+
+    root = shutil.copytree(FIX / "clean", tmp_path / "clean")
+    notebook = root / "notebooks" / "02_gpu_eagle3.py"
+    text = notebook.read_text().replace("#     tier: gpu\n", "#     tier: gpu\n#     track: 1.1.0\n")
+    notebook.write_text(text.replace("# %%\n# specdec-guide: trtllm=latest\n",
+                                     "# %%\nx = 1\n\n# %%\n# specdec-guide: trtllm=latest\n", 1))
+    methods = {r.path: r.methods for r in coverage.collect(root, registry=REG)[0]}
+    assert methods["notebooks/02_gpu_eagle3.py"][:2] == ["checked against schema of TRT-LLM 1.1.0",
+                                                         "2 of 2 code cells checked statically against TRT-LLM 1.1.0"]
+
+
 def test_unverified_snippet_and_stale_registry_entries_fail():
     _, diags = coverage.collect(FIX / "coverage_bad", registry=REG)
     assert [str(d) for d in diags] == [
