@@ -26,22 +26,22 @@
 #
 # 1. first, what the pinned release gives through Triton: one NGram server that answers as
 #    TensorRT-LLM 1.1.0 (and 1.2.1) does, one streamed request and one short AIPerf run;
-# 2. then the sweep: one Triton server **without** `speculative_config` (the baseline),
+# 2. then the comparison: one Triton server **without** `speculative_config` (the baseline),
 #    benchmarked, stopped; the same server **with** NGram speculation, benchmarked over the
 #    *same* prompts, stopped;
 # 3. AIPerf drives both: time to first token (TTFT), inter-token latency (ITL), output tokens
-#    per second in total and per user, requests per second, at concurrency 1 and 4;
+#    per second in total and per user, requests per second, one request at a time;
 # 4. the acceptance figures come from the counters the model returns with each request
 #    (`sampling_param_return_perf_metrics`), added up from AIPerf's raw export.
 #
 # **Which release these numbers show.** Step 1 is the pinned container's behaviour: its
 # `llmapi` model sends one event per request and zero draft counters, so TTFT, ITL and
-# acceptance measured through Triton mean nothing on 1.1.0 and 1.2.1. The sweep (steps 2-4)
+# acceptance measured through Triton mean nothing on 1.1.0 and 1.2.1. The comparison (steps 2-4)
 # runs in the CPU stand-in's **teaching mode**, `cpu_behaviour: [stream_per_step,
 # filled_draft_counters]` in both servers' `model.yaml`: its TTFT, ITL and acceptance figures
 # show what a release after TensorRT-LLM PR #14079 and #17082 sends (or what TensorRT-LLM's own
 # runtime gives, measured outside Triton: `trtllm-serve`, the LLM API), **not** the pinned
-# container. Every table of the sweep says so in its first line.
+# container. Every table of the comparison says so in its first line.
 #
 # Everything below ran on this guide's CPU stack: the real `tritonserver` bundled in
 # `nvidia-pytriton`, our CPU reference engine behind the llmapi model's contract, and
@@ -60,7 +60,6 @@ import urllib.request
 import warnings
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm without ipywidgets
 from transformers import AutoTokenizer  # noqa: E402
@@ -77,8 +76,10 @@ ROOT = Path.cwd().resolve().parent  # nbmake and `notebooks run` execute from no
 OUTPUT_TOKENS = 12  # per request: short, so the whole notebook stays within a few minutes on 2 cores
 PROMPTS_PER_SET = 2  # of the three in each set, for the same reason
 AIPERF_TIMEOUT_S = 780  # within this notebook's 900 s per-cell limit (execution.timeout), with the server's start-up
-CONCURRENCY = (1, 4)  # alone and four at once: enough to show queueing; each level is a new AIPerf run (~10 CPU s)
-# The stand-in's departures from the pinned release for the sweep (triton_config.cpu_behaviour).
+# One request at a time. The CPU engine serves one request at a time, so a higher level adds only
+# queueing here; a sweep over concurrency belongs on a GPU (the section "A sweep over concurrency" says why).
+CONCURRENCY = (1,)
+# The stand-in's departures from the pinned release for the comparison (triton_config.cpu_behaviour).
 TEACHING = ("stream_per_step", "filled_draft_counters")
 TEACHING_LABEL = ("TEACHING MODE (cpu_behaviour: stream_per_step, filled_draft_counters): what a release after "
                   "TensorRT-LLM PR #14079 / #17082 sends,\nnot the pinned 1.1.0 / 1.2.1 container "
@@ -223,9 +224,9 @@ assert abs(release_run.ttft_ms - release_run.latency_ms) <= 0.01 * release_run.l
 # `model.yaml` keys, or the LLM API in Python
 # ([Reading the numbers](../reading_the_numbers.md#which-figures-mean-something-behind-triton)).
 #
-# ## The sweep, in teaching mode
+# ## The comparison, in teaching mode
 #
-# **Teaching mode, from here to the end of the sweep.** To show how TTFT, ITL and acceptance
+# **Teaching mode, from here to the end of the comparison.** To show how TTFT, ITL and acceptance
 # are measured and read once they are measurable, both servers below add one line to their
 # `model.yaml`, `cpu_behaviour: [stream_per_step, filled_draft_counters]` under
 # `triton_config`: the stand-in then streams one event per step and fills the counters, as a
@@ -289,7 +290,7 @@ print(f"ngram: server ready in {ready:.0f} s, benchmark {timings['ngram']:.0f} s
 # %% [markdown]
 # ## What AIPerf measured (teaching mode)
 #
-# One row per server and concurrency level. *Tokens/s* is output tokens of all requests over
+# One row per server. *Tokens/s* is output tokens of all requests over
 # the run; *per user* is each request's output tokens over its own latency, averaged (AIPerf's
 # "E2E Output Token Throughput Per User").
 
@@ -301,6 +302,8 @@ for method, rows in runs.items():
         print(f"{method:9} {r.concurrency:4d} {r.ttft_ms:8.0f} {r.itl_ms:7.1f} {r.output_tokens_per_s:7.1f} "
               f"{r.tokens_per_s_per_user:10.1f} {r.requests_per_s:6.2f} {r.errors:6d}")
 assert all(r.errors == 0 for rows in runs.values() for r in rows)
+ratio = runs["ngram"][0].output_tokens_per_s / runs["baseline"][0].output_tokens_per_s
+print(f"\nNGram / baseline, total output tokens/s (teaching mode): {ratio:.2f}x")
 
 # %% [markdown]
 # ## Acceptance, per prompt set (teaching mode)
@@ -324,38 +327,13 @@ for method, by_set in acceptance.items():
 assert all(a.drafted == 0 for a in acceptance["baseline"].values()), "the baseline must not draft"
 
 # %% [markdown]
-# ## Throughput as concurrency grows
-
-# %%
-fig, (per_user_ax, total_ax) = plt.subplots(1, 2, figsize=(10, 3.6))
-for method, rows in runs.items():
-    conc = [r.concurrency for r in rows]
-    per_user_ax.plot(conc, [r.tokens_per_s_per_user for r in rows], "o-", label=method)
-    total_ax.plot(conc, [r.output_tokens_per_s for r in rows], "o-", label=method)
-per_user_ax.set(xlabel="concurrency", ylabel="output tokens/s per user", title="Per user", xticks=list(CONCURRENCY))
-total_ax.set(xlabel="concurrency", ylabel="output tokens/s, all users", title="Total", xticks=list(CONCURRENCY))
-for ax in (per_user_ax, total_ax):
-    ax.grid(alpha=0.3)
-    ax.legend()
-fig.tight_layout()
-plt.show()
-
-speedup = {r.concurrency: s.output_tokens_per_s / r.output_tokens_per_s
-           for r, s in zip(runs["baseline"], runs["ngram"])}
-print("NGram / baseline, total output tokens/s (teaching mode):", ", ".join(f"c={c}: {v:.2f}x" for c, v in speedup.items()))
-
-# %% [markdown]
 # **How to read this on this machine.** These figures come from the teaching mode: on the
 # pinned 1.1.0 / 1.2.1 container, the TTFT column would equal request latency, ITL would read
-# 0.0 ms and the acceptance table zeros, as in the first section. The CPU reference engine
-# runs one request at a time (no in-flight batching), so a request beyond the first waits in a
-# queue: TTFT grows with concurrency for both servers, and the baseline's total stays flat where
-# a batching GPU server's would grow (NGram's total grows at concurrency 4 for a reason of its
-# own, below).
+# 0.0 ms and the acceptance table zeros, as in the first section.
 #
-# The acceptance table is the part to read, with its size in mind. It is the concurrency-1
-# run's: each set is two requests of 12 output tokens, a few dozen drafted tokens in all (the
-# *drafted* column), too few to rank the two sets. In the stored run the code-editing set has the longer acceptance length but the
+# The acceptance table is the part to read, with its size in mind: each set is two requests of
+# 12 output tokens, a few dozen drafted tokens in all (the *drafted* column), too few to rank
+# the two sets. In the stored run the code-editing set has the longer acceptance length but the
 # lower acceptance rate. The two figures need not agree: the rate counts every drafted token,
 # also those after a rejection that are never compared, while the length counts what each step
 # emitted. Both lengths stay far below NGram's ceiling of 5 tokens per step (`max_draft_len: 4`)
@@ -363,21 +341,33 @@ print("NGram / baseline, total output tokens/s (teaching mode):", ", ".join(f"c=
 # measures what this sample is too small to show: there, code editing accepts far more than open
 # chat.
 #
-# The throughput rows are the fragile part, and NGram's concurrency-4 row is not what it seems.
-# That level sends the same four prompts to the same server again, and the NGram template keeps
-# TensorRT-LLM's public pool (`is_public_pool: true`), which already holds what the
-# concurrency-1 run wrote: at concurrency 4 NGram drafts its own earlier answers, and its ITL
-# and total improve for that reason, not because of concurrency. Your server does the same with
-# repeated prompts: benchmark with prompts your traffic does not repeat, or restart the server
-# between levels. Beyond that, one run of four requests per level, on 2 cores that the server,
-# AIPerf and this notebook share, cannot tell a speed-up from run-to-run noise, so the NGram /
-# baseline ratios above are not a measured speed-up (*Speed on a CPU* measures speed-ups with
-# repeated rounds and a pool per request instead). On a GPU, the sweep is where speculation stops
-# paying: at batch 1 a target step is bound by reading the weights, so scoring a few draft
-# tokens costs little more than one token; as the batch grows the step becomes bound by
-# arithmetic, every draft token adds work, and the same acceptance buys less. At high
-# concurrency a speculative server can be slower than its baseline. That is the sweep to run on
-# your GPU deployment with the same command ([the GPU notebook](09_benchmarking_gpu.ipynb)).
+# The throughput row is the fragile part. One run of four requests per server, on 2 cores that
+# the server, AIPerf and this notebook share, cannot tell a speed-up from run-to-run noise, so
+# the NGram / baseline ratio above is not a measured speed-up (*Speed on a CPU* measures
+# speed-ups with repeated rounds and a pool per request instead).
+#
+# ## A sweep over concurrency: on your GPU, not here
+#
+# The page's command takes several levels: its `CONCURRENCY` variable (`1,2,4` by default) runs
+# AIPerf once per level against the same server. This notebook measures one level because the
+# CPU reference engine serves one request at a time (no in-flight batching): a request beyond
+# the first would only wait in a queue, TTFT would grow for both servers, and their totals would
+# stay flat where a batching GPU server's grow. Two things to know before you sweep your own
+# deployment:
+#
+# - **NGram's pool remembers earlier levels.** The NGram template keeps TensorRT-LLM's public
+#   pool (`is_public_pool: true`): a second level that sends the same prompts to the same server
+#   drafts from what the first level's answers wrote, and its ITL and total improve for that
+#   reason, not because of concurrency. Benchmark with prompts your traffic does not repeat, or
+#   restart the server between levels.
+# - **The sweep is where speculation stops paying.** At batch 1 a target step on a GPU is bound
+#   by reading the weights, so scoring a few draft tokens costs little more than one token; as
+#   the batch grows the step becomes bound by arithmetic, every draft token adds work, and the
+#   same acceptance buys less. At high concurrency a speculative server can be slower than its
+#   baseline.
+#
+# That is the sweep to run on your GPU deployment with the same command
+# ([the GPU notebook](09_benchmarking_gpu.ipynb)).
 
 # %% [markdown]
 # ## The `max_tokens` trap: what genai-perf's TensorRT-LLM mode sends

@@ -6,6 +6,7 @@ check what the site renders: the stored .ipynb.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -179,12 +180,13 @@ def _stored_output(notebook: str, marker: str) -> str:
 
 
 def _stored_table(notebook: str, header: str) -> tuple[list[list[str]], str]:
-    """The rows (split at spaces) of the printed table whose header line starts with ``header``,
+    """The rows (split at spaces, up to a blank line) of the printed table whose header line starts with ``header``,
     and what the same output printed above the header (the sweep's teaching-mode label)."""
     text = _stored_output(notebook, header)
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(header))
-    return [line.split() for line in lines[at + 1:] if line.strip()], "\n".join(lines[:at])
+    rows = list(itertools.takewhile(str.strip, lines[at + 1:]))  # the table ends at a blank line
+    return [line.split() for line in rows], "\n".join(lines[:at])
 
 
 TEACHING_LABEL_WORDS = ("TEACHING MODE", "cpu_behaviour: stream_per_step, filled_draft_counters", "#14079", "#17082",
@@ -198,9 +200,9 @@ def test_benchmarking_notebooks_reading_follows_from_its_stored_tables():
     throughput, label = _stored_table("08_benchmarking.ipynb", "server    conc")
     # The sweep ran in the stand-in's teaching mode, and its printed tables say so.
     assert all(w in label for w in TEACHING_LABEL_WORDS), label
-    for server in ("baseline", "ngram"):
-        ttft = [float(r[2]) for r in throughput if r[0] == server]
-        assert len(ttft) >= 2 and ttft == sorted(ttft), f"TTFT grows with concurrency for {server}: {ttft}"
+    # "This notebook measures one level": one row per server, at concurrency 1.
+    assert "This notebook measures one level" in prose
+    assert sorted((r[0], r[1]) for r in throughput) == [("baseline", "1"), ("ngram", "1")], throughput
     table, label = _stored_table("08_benchmarking.ipynb", "server    set")
     assert all(w in label for w in TEACHING_LABEL_WORDS), label
     rows = {(r[0], r[1]): r for r in table}
