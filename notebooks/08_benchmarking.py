@@ -46,9 +46,11 @@
 # Everything below ran on this guide's CPU stack: the real `tritonserver` bundled in
 # `nvidia-pytriton`, our CPU reference engine behind the llmapi model's contract, and
 # SmolLM2-135M-Instruct. **The numbers are CPU numbers**: they show how to measure and how to
-# read a result, not what a GPU would give. The GPU recipe (same prompts, AIPerf against the
-# container's Triton and `trtllm-serve`, `trtllm-bench` for the offline ceiling) is the
-# notebook [Benchmarking on a GPU](09_benchmarking_gpu.ipynb).
+# read a result, not what a GPU would give. The GPU counterpart, the notebook
+# [Benchmarking on a GPU](09_benchmarking_gpu.ipynb), measures every method against its baseline
+# on the same prompts at concurrency 1 to 64 in the Triton 25.12 container, with its own harnesses
+# (`trtllm-bench` for the engine alone, a short client against Triton's `llmapi` model, and the
+# LLM API), not AIPerf.
 
 # %%
 import json
@@ -351,23 +353,27 @@ assert all(a.drafted == 0 for a in acceptance["baseline"].values()), "the baseli
 # The page's command takes several levels: its `CONCURRENCY` variable (`1,2,4` by default) runs
 # AIPerf once per level against the same server. This notebook measures one level because the
 # CPU reference engine serves one request at a time (no in-flight batching): a request beyond
-# the first would only wait in a queue, TTFT would grow for both servers, and their totals would
-# stay flat where a batching GPU server's grow. Two things to know before you sweep your own
-# deployment:
+# the first would only wait in a queue, TTFT would grow for both servers, and the baseline's
+# total would stay flat where a batching GPU server's grows. Two things to know before you sweep
+# your own deployment:
 #
-# - **NGram's pool remembers earlier levels.** The NGram template keeps TensorRT-LLM's public
-#   pool (`is_public_pool: true`): a second level that sends the same prompts to the same server
-#   drafts from what the first level's answers wrote, and its ITL and total improve for that
-#   reason, not because of concurrency. Benchmark with prompts your traffic does not repeat, or
-#   restart the server between levels.
+# - **NGram's public pool remembers every earlier request.** The NGram template keeps
+#   TensorRT-LLM's public pool (`is_public_pool: true`), so NGram drafts from whatever the
+#   server answered before: an earlier level of the same command, or an earlier pass over a
+#   prompt file shorter than the request count (AIPerf starts the file over at its end). Its
+#   gain over the baseline then grows for that reason alone, on top of what concurrency does.
+#   Benchmark with `is_public_pool: false`, as the GPU notebook does, or give each level a
+#   freshly started server and prompts your traffic does not repeat (one run of the command per
+#   level, `CONCURRENCY` set to that level).
 # - **The sweep is where speculation stops paying.** At batch 1 a target step on a GPU is bound
 #   by reading the weights, so scoring a few draft tokens costs little more than one token; as
 #   the batch grows the step becomes bound by arithmetic, every draft token adds work, and the
 #   same acceptance buys less. At high concurrency a speculative server can be slower than its
 #   baseline.
 #
-# That is the sweep to run on your GPU deployment with the same command
-# ([the GPU notebook](09_benchmarking_gpu.ipynb)).
+# That is the sweep to run on your GPU deployment: this command against your container's
+# Triton, or [the GPU notebook](09_benchmarking_gpu.ipynb), which sweeps every method with its
+# own harnesses.
 
 # %% [markdown]
 # ## The `max_tokens` trap: what genai-perf's TensorRT-LLM mode sends

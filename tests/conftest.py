@@ -44,8 +44,8 @@ def _group(item) -> str:
 
 #: The groups that spend their time in child processes (kernels, shells, servers, builds) start
 #: first, so that their waits overlap the other workers' CPU work and none of them is the session's
-#: tail: the notebooks, the page walks, then every group with a test marked ``triton`` (it starts
-#: a tritonserver); within a kind, collection order.
+#: tail: the notebooks, the page walks, then the session server's group and every group with a
+#: test marked ``triton`` (it starts a tritonserver); within a kind, collection order.
 def _kind(item, serving: set[str]) -> int:
     group = _group(item)
     if Path(str(item.fspath)).suffix == ".ipynb":
@@ -63,8 +63,10 @@ def pytest_itemcollected(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    # Per group, not per item: a group's tests stay together and in their file's order.
-    serving = {_group(item) for item in items if item.get_closest_marker("triton")}
+    # The kind is the group's, so every test of a group sorts alike and keeps its file's order
+    # (xdist runs a group on one worker whatever the order). The session server's group starts
+    # early by name: its tests use the server, they need not be marked.
+    serving = {"stand_in"} | {_group(item) for item in items if item.get_closest_marker("triton")}
     items.sort(key=lambda item: _kind(item, serving))
 
 

@@ -43,6 +43,15 @@ def test_a_notebooks_schema_line_names_the_notebooks_track_not_its_first_cells(t
                                                          "2 of 2 code cells checked statically against TRT-LLM 1.1.0"]
 
 
+def test_coverage_for_a_chosen_track_names_it_on_both_lines_of_a_notebook():
+    """`coverage --trtllm 1.1.0` checks the GPU notebook (pinned by its cell to latest, 1.2.0 here)
+    against 1.1.0, and both of its lines say so."""
+    rows, _ = coverage.collect(FIX / "clean", registry=REG, trtllm="1.1.0")
+    methods = {r.path: r.methods for r in rows}
+    assert methods["notebooks/02_gpu_eagle3.py"][:2] == ["checked against schema of TRT-LLM 1.1.0",
+                                                         "1 of 1 code cells checked statically against TRT-LLM 1.1.0"]
+
+
 def test_unverified_snippet_and_stale_registry_entries_fail():
     _, diags = coverage.collect(FIX / "coverage_bad", registry=REG)
     assert [str(d) for d in diags] == [

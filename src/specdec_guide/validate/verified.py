@@ -141,11 +141,16 @@ class Verifier:
         if bad:
             return None
         if kind == "python" and kinds.is_notebook(path, self.root) and path.is_file():
-            # What validate's runner does with a notebook, on the check gpu_cells reads too: a
-            # notebook is checked once per site build, not twice (a second or two each time).
-            check = self._notebook_check(path, None)
-            if isinstance(check, Exception):
+            # What validate's runner does with a notebook (a header jupytext cannot read: no
+            # reference; any other error raised), on the one check gpu_cells reads too: a notebook
+            # is checked once per site build, not twice (a second or two each time).
+            from specdec_guide.validate.notebook import HeaderError
+
+            check = self._notebook_check(path, self.trtllm)
+            if isinstance(check, HeaderError):
                 return None
+            if isinstance(check, Exception):
+                raise check
             references = sum(c.references for c in check.checked)
             track = self.registry.find(check.track) or track
         else:
