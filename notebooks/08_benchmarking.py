@@ -350,21 +350,22 @@ assert all(a.drafted == 0 for a in acceptance["baseline"].values()), "the baseli
 #
 # ## A sweep over concurrency: on your GPU, not here
 #
-# The page's command takes several levels: its `CONCURRENCY` variable (`1,2,4` by default) runs
-# AIPerf once per level against the same server. This notebook measures one level because the
-# CPU reference engine serves one request at a time (no in-flight batching): a request beyond
-# the first would only wait in a queue, TTFT would grow for both servers, and the baseline's
-# total would stay flat where a batching GPU server's grows. Two things to know before you sweep
-# your own deployment:
+# The command above takes several levels: its `CONCURRENCY` variable (`1,2,4` by default) runs
+# AIPerf once per level against the same server, `REQUESTS` requests each (8 by default; raise
+# it with the level, or a level of 16 or 64 never has that many requests in flight).
+# This notebook measures one level because the CPU reference engine serves one request at a time
+# (no in-flight batching): a request beyond the first would only wait in a queue, TTFT would grow
+# for both servers, and the baseline's total would stay flat where a batching GPU server's grows.
+# Two things to know before you sweep your own deployment:
 #
 # - **NGram's public pool remembers every earlier request.** The NGram template keeps
 #   TensorRT-LLM's public pool (`is_public_pool: true`), so NGram drafts from whatever the
 #   server answered before: an earlier level of the same command, or an earlier pass over a
 #   prompt file shorter than the request count (AIPerf starts the file over at its end). Its
 #   gain over the baseline then grows for that reason alone, on top of what concurrency does.
-#   Benchmark with `is_public_pool: false`, as the GPU notebook does, or give each level a
-#   freshly started server and prompts your traffic does not repeat (one run of the command per
-#   level, `CONCURRENCY` set to that level).
+#   Benchmark with `is_public_pool: false`, as the GPU notebook does. A freshly started server
+#   per level (one run of the command per level) clears only what earlier levels wrote: a prompt
+#   file with fewer distinct lines than `REQUESTS` still repeats itself within a level.
 # - **The sweep is where speculation stops paying.** At batch 1 a target step on a GPU is bound
 #   by reading the weights, so scoring a few draft tokens costs little more than one token; as
 #   the batch grows the step becomes bound by arithmetic, every draft token adds work, and the

@@ -253,7 +253,7 @@ def _search(page, base: str) -> dict:
                 "links": page.evaluate("() => [...document.querySelectorAll('.md-search-result__item a')]"
                                        ".map(a => a.href)")}
     except PlaywrightError as err:  # TimeoutError is one
-        return {"meta": f"the search failed: {str(err).splitlines()[0]}", "links": []}
+        return {"meta": f"the search failed: {(str(err).splitlines() or [type(err).__name__])[0]}", "links": []}
     finally:
         page.close()
 

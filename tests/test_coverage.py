@@ -52,6 +52,20 @@ def test_coverage_for_a_chosen_track_names_it_on_both_lines_of_a_notebook():
                                                          "1 of 1 code cells checked statically against TRT-LLM 1.1.0"]
 
 
+def test_a_notebook_with_an_unknown_track_stops_coverage_with_its_path(tmp_path):
+    import shutil
+
+    import pytest
+
+    from specdec_guide.diagnostics import UserError
+
+    root = shutil.copytree(FIX / "clean", tmp_path / "clean")
+    notebook = root / "notebooks" / "02_gpu_eagle3.py"
+    notebook.write_text(notebook.read_text().replace("#     tier: gpu\n", "#     tier: gpu\n#     track: 9.9.9\n"))
+    with pytest.raises(UserError, match=r"^notebooks/02_gpu_eagle3\.py:1:1: unknown TRT-LLM track '9\.9\.9'"):
+        coverage.collect(root, registry=REG)
+
+
 def test_unverified_snippet_and_stale_registry_entries_fail():
     _, diags = coverage.collect(FIX / "coverage_bad", registry=REG)
     assert [str(d) for d in diags] == [

@@ -141,16 +141,19 @@ class Verifier:
         if bad:
             return None
         if kind == "python" and kinds.is_notebook(path, self.root) and path.is_file():
-            # What validate's runner does with a notebook (a header jupytext cannot read: no
-            # reference; any other error raised), on the one check gpu_cells reads too: a notebook
-            # is checked once per site build, not twice (a second or two each time).
+            # The one check of the notebook that gpu_cells reads too: checked once per site build,
+            # not twice (a second or two each time), against --trtllm when given. A header jupytext
+            # cannot read gives no reference, as in validate's runner; any other error (an unknown
+            # track in the header) stops coverage, naming the notebook.
+            from specdec_guide.diagnostics import UserError
             from specdec_guide.validate.notebook import HeaderError
 
             check = self._notebook_check(path, self.trtllm)
             if isinstance(check, HeaderError):
                 return None
             if isinstance(check, Exception):
-                raise check
+                rel = path.resolve().relative_to(self.root.resolve()).as_posix()
+                raise UserError(f"{rel}:1:1: {check}") from None
             references = sum(c.references for c in check.checked)
             track = self.registry.find(check.track) or track
         else:
