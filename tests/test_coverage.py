@@ -1,11 +1,15 @@
 """``specdec-guide coverage``: every snippet's verification, the VERIFIED_BY.yaml registry."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from specdec_guide import coverage
+from specdec_guide.diagnostics import UserError
 from specdec_guide.releases.tracks import Registry
 
 FIX = Path(__file__).parent / "fixtures" / "validate"
@@ -31,8 +35,6 @@ def test_clean_fixture_every_snippet_verified():
 def test_a_notebooks_schema_line_names_the_notebooks_track_not_its_first_cells(tmp_path):
     """A notebook pinned to one track with a cell written for another (a migration notebook shows
     the next release's file): both lines name the track the notebook is checked against."""
-    import shutil
-
     root = shutil.copytree(FIX / "clean", tmp_path / "clean")
     notebook = root / "notebooks" / "02_gpu_eagle3.py"
     text = notebook.read_text().replace("#     tier: gpu\n", "#     tier: gpu\n#     track: 1.1.0\n")
@@ -53,12 +55,6 @@ def test_coverage_for_a_chosen_track_names_it_on_both_lines_of_a_notebook():
 
 
 def test_a_notebook_with_an_unknown_track_stops_coverage_with_its_path(tmp_path):
-    import shutil
-
-    import pytest
-
-    from specdec_guide.diagnostics import UserError
-
     root = shutil.copytree(FIX / "clean", tmp_path / "clean")
     notebook = root / "notebooks" / "02_gpu_eagle3.py"
     notebook.write_text(notebook.read_text().replace("#     tier: gpu\n", "#     tier: gpu\n#     track: 9.9.9\n"))

@@ -78,6 +78,11 @@ class NotebookCheck:
     def unchecked(self) -> list:
         return [c for c in self.cells if c.kind == "unchecked"]
 
+    @property
+    def references(self) -> int:
+        """TRT-LLM / Triton names the checked cells use (0: the notebook names nothing checkable)."""
+        return sum(c.references for c in self.checked)
+
     def diagnostics(self, root: Path | None = None) -> list[Diagnostic]:
         shown = str(self.source)
         if root is not None:
@@ -99,7 +104,7 @@ class NotebookCheck:
         for c in self.checked:
             by_kind[c.kind] = by_kind.get(c.kind, 0) + 1
         kinds_txt = ", ".join(f"{n} {k}" for k, n in sorted(by_kind.items()))
-        refs = sum(c.references for c in self.checked)
+        refs = self.references
         text = (f"{self.source.name}: {len(self.checked)} of {len(self.cells)} code cells checked against "
                 f"TRT-LLM {self.track} ({kinds_txt or 'none'}; {refs} TRT-LLM references)")
         # Honest counts: a cell that names nothing of TensorRT-LLM or Triton was only parsed.

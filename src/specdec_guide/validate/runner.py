@@ -169,7 +169,7 @@ def _check_file(path: Path, kind: str, text: str, track: Track | None, registry:
                 return res
             res.track = registry.find(nbc.track) or track
             res.findings = [(d.line, d.col, d.message) for d in nbc.diagnostics()]
-            res.references = sum(c.references for c in nbc.checked)
+            res.references = nbc.references
             res.snippets = max(1, len(nbc.cells))
         else:
             res.findings, res.references = python_ast.check(text, track, registry, notebook=False)

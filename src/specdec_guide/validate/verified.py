@@ -154,7 +154,7 @@ class Verifier:
             if isinstance(check, Exception):
                 rel = path.resolve().relative_to(self.root.resolve()).as_posix()
                 raise UserError(f"{rel}:1:1: {check}") from None
-            references = sum(c.references for c in check.checked)
+            references = check.references
             track = self.registry.find(check.track) or track
         else:
             references = runner.check_file(path, kind, text, track, self.registry, self.root, lambda p: True).references
