@@ -96,7 +96,7 @@ class Estimate:
 
 def combine(stats_iter):
     """Add up several requests' :class:`SpecStats`."""
-    from specdec_guide.speculation import SpecStats
+    from specdec_guide.speculation_types import SpecStats
 
     total = SpecStats()
     for s in stats_iter:
@@ -130,7 +130,7 @@ def replay_request(request, drafter, max_draft_len: int, request_id: int):
     The loop of :func:`speculation.speculative_steps` with ``out`` as the target's greedy
     choices: its budget rule, its end-of-sequence rule, and the engine's no-draft context step.
     """
-    from specdec_guide.speculation import DraftRequest, SpecStats, StepResult
+    from specdec_guide.speculation_types import DraftRequest, SpecStats, StepResult
 
     prompt, out = request.prompt_ids, request.output_ids
     # Unknown budget: a request that ran out of budget had exactly len(out); one that stopped by

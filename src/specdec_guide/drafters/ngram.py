@@ -25,7 +25,7 @@ Flags, as documented upstream:
 
 from __future__ import annotations
 
-from specdec_guide.speculation import DraftRequest
+from specdec_guide.speculation_types import DraftRequest
 
 Pattern = tuple[int, ...]
 Match = tuple[int, ...]

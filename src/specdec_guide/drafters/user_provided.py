@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from specdec_guide.speculation import DraftRequest
+from specdec_guide.speculation_types import DraftRequest
 
 try:  # On a GPU machine, subclass the real thing so the same drafter plugs into LLM().
     from tensorrt_llm._torch.speculative.drafter import Drafter  # type: ignore
