@@ -75,6 +75,15 @@ def test_unknown_module_and_private_module():
         (1, 1, "module 'tensorrt_llm._torch.pyexecutor' is not in the TRT-LLM 1.1.0 snapshot")]
 
 
+def test_a_name_spelt_with_compatibility_characters_is_the_package_it_normalises_to():
+    # Python reads identifiers NFKC-normalised: fullwidth letters import tensorrt_llm itself, so a
+    # file is checked although its text never spells the name in ASCII.
+    fullwidth = "\uff54\uff45\uff4e\uff53\uff4f\uff52\uff52\uff54_\uff4c\uff4c\uff4d"
+    assert check(f"import {fullwidth}.bench\n") == [(1, 8, "module 'tensorrt_llm.bench' is not in TRT-LLM 1.1.0")]
+    call = "from {}.llmapi import NGramDecodingConfig\nNGramDecodingConfig()\n"
+    assert check(call.format(fullwidth)) == check(call.format("tensorrt_llm")) != []
+
+
 def test_python_objects_fine_in_python_and_missing_required_keyword():
     assert check("from tensorrt_llm.llmapi import UserProvidedDecodingConfig as U\nU(max_draft_len=2, drafter=d)\n") == []
     assert check("from tensorrt_llm.llmapi import NGramDecodingConfig\nNGramDecodingConfig()\n") == [
