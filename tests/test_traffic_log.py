@@ -8,6 +8,7 @@ for the guide's checkpoint ``load_tokenizer`` loads the class AutoTokenizer pick
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,13 +45,34 @@ def test_the_guides_checkpoint_gets_the_tokenizer_autotokenizer_gives(smollm2_di
         assert chat_prompt_ids(ours, messages) == chat_prompt_ids(auto, messages)
 
 
+def test_an_edited_copy_of_the_checkpoint_goes_through_autotokenizer(smollm2_dir, tmp_path):
+    """The stamp says where a folder came from, not what it holds: a copy whose tokenizer config
+    names another class is loaded as AutoTokenizer loads it."""
+    from transformers import AutoTokenizer
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in smollm2_dir.iterdir():
+        if path.suffix != ".safetensors":
+            shutil.copy2(path, copy / path.name)
+    config = json.loads((copy / "tokenizer_config.json").read_text())
+    (copy / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
+    auto, ours = AutoTokenizer.from_pretrained(copy, local_files_only=True), load_tokenizer(copy)
+    assert type(auto).__name__ == "Qwen2Tokenizer" and type(ours) is type(auto)
+    text = "def f(x):\n    return x + 1\n"
+    assert ours(text)["input_ids"] == auto(text)["input_ids"]
+
+
 def test_estimate_on_the_guides_checkpoint_does_not_import_torch(smollm2_dir, tmp_path):
+    """Replaying NGram, and a drafter class of the reader's (the user-provided path), needs no torch."""
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"prompt": "def f(x):\n    return x + 1\n\ndef g(x):\n",
                                "output": "    return x + 1\n", "finish_reason": "length"}) + "\n")
+    drafter = f"{ROOT / 'snippets/drafters/prompt_lookup_drafter.py'}:PromptLookupDrafter"
+    runs = [["--summary"], ["--summary", "--max-draft-len", "4", "--drafter", drafter]]
     code = ("import sys\nfrom specdec_guide import cli\n"
-            f"code = cli.main(['estimate', {str(log)!r}, '--tokenizer', {str(smollm2_dir)!r}, '--summary'])\n"
-            "print('exit', code, 'torch imported:', 'torch' in sys.modules)\n")
+            f"codes = [cli.main(['estimate', {str(log)!r}, '--tokenizer', {str(smollm2_dir)!r}, *args]) for args in {runs!r}]\n"
+            "print('exit', codes, 'torch imported:', 'torch' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "exit 0 torch imported: False", done.stdout[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "exit [0, 0] torch imported: False", done.stdout[-2000:]

@@ -8,7 +8,6 @@ package's own loader (libyaml) reads every shipped YAML file as the reference pa
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -59,49 +58,3 @@ def test_the_data_loader_reads_every_shipped_yaml_as_safe_load_does():
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert load_data_yaml(text) == yaml.safe_load(text), path
-
-
-
-def _tree_yaml() -> list[Path]:
-    """The YAML files a `validate` of this repository meets that test_the_data_loader... does not
-    compare: snippets, templates, docs and the tests' fixtures (broken ones too). audit/ is left out:
-    review records in one fixed schema (tests/test_audit.py, which loads them the same way), a
-    megabyte that the pure loader would take seconds over."""
-    skip = {".git", ".venv", ".venv-aiperf", "site", "node_modules", "audit", "src"}
-    found = []
-    for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in skip]
-        found += [Path(folder) / f for f in files if f.endswith((".yaml", ".yml"))]
-    return sorted(found)
-
-
-def _keys_as_safe_load_reads_them(text: str) -> list[str] | None:
-    """What kinds._top_keys answered with PyYAML's pure loader: the data's keys, else the key lines."""
-    try:
-        data = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError):
-        return [m.group(1) for m in map(re.compile(r"^([A-Za-z_][\w.\-]*)\s*:(?:\s|$)").match, text.split("\n")) if m] or None
-    return [str(k) for k in data] if isinstance(data, dict) else None
-
-
-#: Texts where the two loaders part or could: libyaml refuses a %YAML 1.3 directive that PyYAML
-#: accepts; nesting runs PyYAML out of Python stack (RecursionError) before libyaml refuses it;
-#: tabs, odd scalars, merge keys, several documents, broken quoting.
-HOSTILE = ["a:\n\t- 1\n", "%YAML 1.1\n---\na: 1\n", "%YAML 1.3\n---\na: 1\n", "a: !!binary aGk=\nb: 0o17\n",
-           "a: &x {b: 1}\nc: *x\n<<: *x\n", "? [1, 2]\n: v\n", "a: 1\na: 2\n", "- 1\n- 2\n", "", "a: 'unterminated\n",
-           "\ufeffmodel: x\n", "a: \"\\x\"\n", "model: x\n---\nb: 2\n", "a: b: c\n", "a: [1, 2\n",
-           "speculative_config: " + "[" * 600 + "]" * 600 + "\n",
-           "triton_config:\n" + "".join(" " * (i + 1) + "k:\n" for i in range(1200)) + " " * 1201 + "v\n"]
-
-
-def test_the_validators_key_reader_answers_as_with_safe_load():
-    """kinds._top_keys reads a file with libyaml's loader (load_data_yaml), which parts from
-    yaml.safe_load on some texts; the keys by which it recognises a file are the same, on every YAML
-    file of this tree and on hostile texts."""
-    from specdec_guide.validate.kinds import _top_keys
-
-    files = _tree_yaml()
-    assert len(files) > 100 and any("fixtures" in p.parts for p in files), len(files)
-    texts = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in files]
-    for where, text in [*texts, *((f"hostile {i}", t) for i, t in enumerate(HOSTILE))]:
-        assert _top_keys(text) == _keys_as_safe_load_reads_them(text), where

@@ -78,13 +78,12 @@ def yaml_key_position(text: str, *keys: str) -> tuple[int, int]:
 
 
 def load_data_yaml(text: str):
-    """Parse YAML whose data alone is read: the files this package ships (schema snapshots,
-    behaviour records, registries), and the top-level keys by which the validator recognises a file.
+    """Parse YAML this package ships (schema snapshots, behaviour records, registries).
 
     libyaml's safe loader where PyYAML has it: the same data as ``yaml.safe_load`` (tested), about
     ten times faster, which matters because every model stub and every CLI call reads the
-    snapshots. Where a finding quotes an error message or a mark, ``yaml.safe_load``/``SafeLoader``
-    parse the file, as a reader's tools would.
+    snapshots. Files a reader wrote keep ``yaml.safe_load``/``SafeLoader``, whose error messages
+    and marks the validator's findings quote.
     """
     import yaml
 

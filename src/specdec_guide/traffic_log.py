@@ -70,16 +70,31 @@ class _Texts:
     logged: tuple[int, int] | None = None
 
 
-def load_tokenizer(name: str | Path):
-    """A Hugging Face tokenizer from a local directory (or a name in the local cache); one-line error."""
+def _guides_tokenizer(folder: Path) -> bool:
+    """True for a folder the guide converted (its stamp) that still holds what the conversion wrote:
+    a llama config and a tokenizer config naming ``TokenizersBackend`` without custom code, which
+    transformers 5's AutoTokenizer loads with that class. Anything else, or an edited copy, is left
+    to AutoTokenizer."""
     from specdec_guide.models.smollm2 import is_complete
 
+    if not is_complete(folder):
+        return False
     try:
-        # The guide's own checkpoint (estimate's default) is loaded with the class AutoTokenizer
-        # resolves it to (tests/test_traffic_log.py checks both give the same tokenizer): importing
-        # AutoTokenizer imports torch and reads the model's config, 4 of the 5 s a command spends.
-        # Any other folder goes through AutoTokenizer.
-        if is_complete(Path(name)):
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(config, dict) and config.get("model_type") == "llama" and isinstance(tokenizer, dict)
+            and tokenizer.get("tokenizer_class") == "TokenizersBackend" and "auto_map" not in tokenizer)
+
+
+def load_tokenizer(name: str | Path):
+    """A Hugging Face tokenizer from a local directory (or a name in the local cache); one-line error."""
+    try:
+        # Importing AutoTokenizer imports torch and reads the model's config: 4 of the 5 s an
+        # estimate command spends. The guide's checkpoints are loaded with the class AutoTokenizer
+        # resolves them to (tests/test_traffic_log.py checks both give the same tokenizer).
+        if _guides_tokenizer(Path(name)):
             from transformers.tokenization_utils_tokenizers import TokenizersBackend as loader
         else:
             from transformers import AutoTokenizer as loader

@@ -25,7 +25,6 @@ from pathlib import Path
 import yaml
 
 from specdec_guide import markers
-from specdec_guide.diagnostics import load_data_yaml
 
 SNIPPET_ROOTS = ("snippets", "model_repo_templates")
 _LLM_YAML_NAME = re.compile(r"(llm[_-]api|extra[_-]llm[_-]api[_-]options)", re.I)
@@ -125,9 +124,7 @@ def _top_keys(text: str) -> list[str] | None:
     """The top-level keys of a YAML mapping; for a text that does not parse, the unindented
     ``key:`` lines (so a real options file with a syntax error is still recognised, and reported)."""
     try:
-        # Only the data is read, never a mark: libyaml's loader, the same data as yaml.safe_load
-        # (tests/test_yaml_comments.py), ten times faster; every YAML file of a tree passes here.
-        data = load_data_yaml(text)
+        data = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError):
         keys = [m.group(1) for m in map(_TOP_KEY_LINE.match, text.split("\n")) if m]
         return keys or None
