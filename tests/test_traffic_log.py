@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from specdec_guide.traffic_log import chat_prompt_ids, load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,3 +78,13 @@ def test_estimate_on_the_guides_checkpoint_does_not_import_torch(smollm2_dir, tm
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "exit [0, 0] torch imported: False", done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("stamp", ["[]", "null", "{}", "not json"])
+def test_a_folder_with_an_odd_stamp_is_a_one_line_error(tmp_path, stamp):
+    from specdec_guide.diagnostics import UserError
+    from specdec_guide.models.smollm2 import STAMP
+
+    (tmp_path / STAMP).write_text(stamp)
+    with pytest.raises(UserError, match=f"tokenizer '{tmp_path}' not found or not loadable"):
+        load_tokenizer(tmp_path)

@@ -74,7 +74,8 @@ def _guides_tokenizer(folder: Path) -> bool:
     """True for a folder the guide converted (its stamp) that still holds what the conversion wrote:
     a llama config and a tokenizer config naming ``TokenizersBackend`` without custom code, which
     transformers 5's AutoTokenizer loads with that class. Anything else, or an edited copy, is left
-    to AutoTokenizer."""
+    to AutoTokenizer. Only ``model_type`` of the config is read: a config that AutoTokenizer's own
+    config check would refuse (a field of the wrong type) still gives the tokenizer here."""
     from specdec_guide.models.smollm2 import is_complete
 
     if not is_complete(folder):

@@ -67,7 +67,7 @@ def is_complete(folder: Path, stamp: dict | None = None) -> bool:
         found = json.loads((folder / STAMP).read_text())
     except (OSError, ValueError):
         return False
-    return all(found.get(k) == v for k, v in (stamp or _stamp()).items())
+    return isinstance(found, dict) and all(found.get(k) == v for k, v in (stamp or _stamp()).items())
 
 
 def ensure_checkpoint(out: str | Path | None = None) -> Path:
