@@ -77,6 +77,18 @@ def yaml_key_position(text: str, *keys: str) -> tuple[int, int]:
     return at
 
 
+def read_json(path) -> dict | None:
+    """The JSON object in ``path``; None when it is unreadable, not JSON, or not an object."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def load_data_yaml(text: str):
     """Parse YAML this package ships (schema snapshots, behaviour records, registries).
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from specdec_guide.releases import methods as _methods
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, read_json
 
 #: Where the EAGLE-3 head rules come from. Read 2026-11-30; the stored copy is a later main-branch
 #: commit, not the 1.1.0 tag, so each rule is marked as not confirmed for 1.1.0 on the doctor page.
@@ -114,14 +114,6 @@ def json_line(path: Path, key: str) -> int:
     except (OSError, UnicodeDecodeError):
         pass
     return 1
-
-
-def read_json(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def safetensors_shapes(folder: Path) -> dict[str, list[int]]:

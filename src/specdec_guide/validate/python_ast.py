@@ -126,11 +126,11 @@ def check(text: str, track: Track, registry: Registry | None, notebook: bool = F
                     out.append((alias.lineno, alias.col_offset + 1,
                                 f"'{alias.name}' cannot be imported from {mod} in TRT-LLM {track.id}{hint}"))
                 bound[alias.asname or alias.name] = ("name", mod, alias.name)
-    checker = FieldChecker(track, registry, yaml_mode=False)
     if refs:  # a file that uses TensorRT-LLM: what its release does with the counters applies
         out.extend(counter_assert_findings(tree, track, source))
     if not bound:  # calls and base classes resolve only through a bound name
         return sorted(set(out)), refs
+    checker = FieldChecker(track, registry, yaml_mode=False)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             out.extend(_check_call(node, bound, snap, checker, track))
