@@ -11,6 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: What a site build reads: copying these gives an independent tree a test may break.
 SITE_INPUTS = ("mkdocs.yml", "docs", "notebooks", "snippets", "model_repo_templates", "benchmarks", "src", "tests")
+#: mkdocs-jupyter's render cache (its default cache_dir), which a build of this checkout fills. An
+#: entry is keyed by a notebook's bytes and the plugin's options, so a copy that carries it converts
+#: only the notebooks it changed (a whole conversion costs a build about 4 CPU s).
+RENDER_CACHE = Path(".cache") / "mkdocs-jupyter"
 
 
 def build(root: Path, out: Path) -> subprocess.CompletedProcess:
@@ -23,8 +27,11 @@ def build(root: Path, out: Path) -> subprocess.CompletedProcess:
 
 
 def copy_tree(dest: Path) -> Path:
-    """A copy of the site's inputs (symlinks kept as links) that a test can break safely."""
+    """A copy of the site's inputs (symlinks kept as links) that a test can break safely, with the
+    notebook render cache where a build of this checkout has written it."""
     dest.mkdir(parents=True, exist_ok=True)
+    if (ROOT / RENDER_CACHE).is_dir():
+        shutil.copytree(ROOT / RENDER_CACHE, dest / RENDER_CACHE)
     for name in SITE_INPUTS:
         src = ROOT / name
         if src.is_dir():

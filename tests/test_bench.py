@@ -360,3 +360,17 @@ def test_prompt_sets_template_only_the_chat_set_and_feed_both_tools(tmp_path):
     assert [b["prompt"] for b in bench] == [a["text"] for a in aiperf] == texts
     assert {b["output_tokens"] for b in bench} == {a["output_length"] for a in aiperf} == {7}
     assert [b["task_id"] for b in bench] == list(range(len(texts)))
+
+
+def test_the_notebooks_stored_printout_of_the_command_is_the_snippet_today():
+    """The benchmarking notebook prints the page's AIPerf command; its run stamp covers the notebook's
+    code, not the snippet file, so an edit of the snippet without `make regen` would leave the site
+    showing the old command."""
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "08_benchmarking.ipynb", as_version=4)
+    printing = [cell for cell in notebook.cells if cell.cell_type == "code"
+                and cell.source.strip() == "print((ROOT / run_aiperf.SNIPPET).read_text())"]
+    assert len(printing) == 1, "the notebook's cell that prints the AIPerf command is gone or doubled"
+    shown = "".join(out.get("text", "") for out in printing[0].outputs if out.get("output_type") == "stream")
+    assert shown == (ROOT / run_aiperf.SNIPPET).read_text() + "\n", "re-run it: make regen WHAT=notebooks:08_benchmarking"

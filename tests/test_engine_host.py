@@ -4,7 +4,9 @@ torch and transformers once, answering exactly as an Engine built in the stub's 
 The launcher starts a host for every server with a CPU-engine model (tests/test_triton_llmapi.py and
 the session server use it through Triton); these tests put the host's answers next to a local
 Engine's, on the same model.yaml, and check its lifetimes: an engine process ends with its
-connection, the host with its server, and a killed host takes its engines along.
+connection, the host with its server, and a killed host takes its engines along. That an orderly
+stop of a server (``stop()``) ends its host and the host's engine is checked where a server is
+already stopped in order, in the test's own process: tests/test_quickstart.py's container steps.
 """
 
 from __future__ import annotations
@@ -256,18 +258,3 @@ def test_the_session_servers_stubs_never_load_torch(stand_in_server):
     assert len(list(Path(f"/proc/{stand_in_server.host_proc.pid}/task").iterdir())) == 1  # no thread at a fork
     assert all("libtorch" in maps(pid) for pid in engines)  # what the check below looks for
     assert not [pid for pid in stubs if "libtorch" in maps(pid)]
-
-
-@pytest.mark.triton
-def test_an_orderly_stop_ends_the_host_and_its_engines(tmp_path, tiny_models):
-    from specdec_guide import templates
-    from specdec_guide.triton import serve
-
-    target, _ = tiny_models
-    templates.render("ngram", model=str(target), out=tmp_path / "repo", engine="cpu")
-    with serve(tmp_path / "repo", timeout=300, env={"SPECDEC_ENGINE_THREADS": "1"}) as server:
-        host = server.host_proc.pid
-        engines = children(host)
-        assert len(engines) == 1
-    assert not Path(f"/proc/{host}").exists()
-    assert until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in engines)), "an engine outlived stop()"

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 import stored_output
 import yaml
+from processes import children, procs, until
 
 from specdec_guide import pagewalk, templates
 from specdec_guide.site.hooks import expand_markers
@@ -251,6 +252,13 @@ def test_the_container_steps_and_the_request_on_the_stand_in(tmp_path, smollm2_d
         out = _run(SNIPPETS / "generate.sh", {}, env)
         # The migration page's "after" request, on the same server (same model name, stand-in).
         migrated = json.loads(_run(ROOT / "snippets/migration/request_llmapi.sh", {}, env))
+        assert srv.host_proc is not None, "a CPU-engine model is served without an engine host"
+        host = srv.host_proc.pid
+        engines = children(host)
+        assert len(engines) == 1  # the one model's engine, forked by the host
+    # An orderly stop (the block's end) ends the engine host and its engine as well.
+    assert not Path(f"/proc/{host}").exists()
+    assert until(lambda: not set(engines) & {pid for pid, _, _ in procs()}), "an engine outlived stop()"
     assert migrated["text_output"], migrated  # no stop strings: the release fails on them (llmapi_stop_strings_as_bytes)
     assert isinstance(migrated["total_draft_tokens"], str), migrated  # counters come back as strings
     answer = json.loads(out)

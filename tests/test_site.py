@@ -91,8 +91,9 @@ def _append(path, text):
 
 
 @pytest.fixture(scope="module")
-def broken_copy(tmp_path_factory):
-    """broken_copy(NAME) -> the finished build of a copy broken by BREAKS[NAME] (each built once)."""
+def broken_copy(tmp_path_factory, built_site):
+    """broken_copy(NAME) -> the finished build of a copy broken by BREAKS[NAME] (each built once).
+    After ``built_site``: its build leaves the notebook render cache that the copies carry."""
     built = {}
 
     def get(name: str):

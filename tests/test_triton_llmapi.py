@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from processes import descendants
+from processes import descendants, parent, procs
 from release_answers import answer
 from stand_in import NO_POLICY, POLICY, SYNC
 
@@ -387,8 +387,12 @@ def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, 
         assert out.returncode == 0, out.stderr
         # NGram behind the name tensorrt_llm: greedy, so the baseline's text exactly.
         assert json.loads(out.stdout)["text_output"] == generate(stand_in_server, "tensorrt_llm", GENERATE_SH_PROMPT)["text_output"]
-        tree = descendants(proc.pid)  # `triton up`, tritonserver, the model's stub
-        assert len(tree) >= 3
+        tree = descendants(proc.pid)  # `triton up`, tritonserver, the model's stub, the engine host, its engine
+        # The engine is forked from the host without exec: both run `-m specdec_guide.engine.host`.
+        forked = [pid for pid in tree if b"specdec_guide.engine.host" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        hosts = [pid for pid in forked if parent(pid) not in forked]
+        assert len(hosts) == 1 and [pid for pid in forked if parent(pid) == hosts[0]], (tree, forked)
+        assert len(tree) >= 5
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends to bash and `triton up`
         try:
@@ -399,7 +403,10 @@ def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, 
             raise
     stderr = proc.stderr.read()
     assert rc == 0 and "stopping tritonserver" in stderr, stderr
-    assert not [pid for pid in tree if Path(f"/proc/{pid}").exists()]
+    # An orderly stop leaves nothing alive: not the server, its stubs, the engine host or its engines
+    # (a killed process may still be a zombie until PID 1 reaps it: dead all the same).
+    alive = {pid for pid, _, _ in procs()}
+    assert not [pid for pid in tree if pid in alive]
     assert not [f for f in Path("/dev/shm").iterdir() if any(f.name.startswith(f"specdec{pid}x") for pid in tree)]
 
 
