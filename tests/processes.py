@@ -20,14 +20,6 @@ def procs() -> list[tuple[int, int, int]]:
     return rows
 
 
-def parent(pid: int) -> int | None:
-    """The parent's pid of a process (a zombie's too, until it is reaped), None once it is gone."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def children(pid: int) -> list[int]:
     return [p for p, ppid, _ in procs() if ppid == pid]
 

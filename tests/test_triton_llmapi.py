@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from processes import descendants, parent, procs
+from processes import descendants, procs
 from release_answers import answer
 from stand_in import NO_POLICY, POLICY, SYNC
 
@@ -390,8 +390,9 @@ def test_page_flow_tiny_models_render_serve_generate(stand_in_server, tmp_path, 
         tree = descendants(proc.pid)  # `triton up`, tritonserver, the model's stub, the engine host, its engine
         # The engine is forked from the host without exec: both run `-m specdec_guide.engine.host`.
         forked = [pid for pid in tree if b"specdec_guide.engine.host" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-        hosts = [pid for pid in forked if parent(pid) not in forked]
-        assert len(hosts) == 1 and [pid for pid in forked if parent(pid) == hosts[0]], (tree, forked)
+        parent = {pid: ppid for pid, ppid, _ in procs()}
+        hosts = [pid for pid in forked if parent.get(pid) not in forked]
+        assert len(hosts) == 1 and [pid for pid in forked if parent.get(pid) == hosts[0]], (tree, forked)
         assert len(tree) >= 5
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends to bash and `triton up`
