@@ -120,6 +120,21 @@ def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
 
 
 @needs_aiperf
+def test_aiperf_paces_its_requests_and_still_keeps_the_concurrency_in_flight(aiperf_run):
+    """With --concurrency alone AIPerf 0.13.0 takes its concurrency-burst path, whose loop polls for
+    a free slot without sleeping (a busy core). The command's constant rate puts it on the paced
+    path; the requests in flight still reach the level and never pass it."""
+    log = (aiperf_run / "logs" / "aiperf.log").read_text()
+    assert "Creating interval generator: pattern=constant, rate=1000.0" in log, log[-2000:]
+    assert "pattern=concurrency_burst" not in log
+    raw = [json.loads(line)["metadata"] for line in (aiperf_run / results.RAW).read_text().splitlines() if line.strip()]
+    spans = [(m["request_start_ns"], m["request_end_ns"]) for m in raw if m.get("benchmark_phase") == "profiling"]
+    assert len(spans) == 3
+    in_flight = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
+    assert in_flight == 2, spans
+
+
+@needs_aiperf
 def test_streamed_text_is_counted_once(aiperf_run, server, tiny_models):
     """The llmapi model streams the text so far; the plugin must count each token once: AIPerf's
     output length per request equals the token count of the same request's /generate answer."""

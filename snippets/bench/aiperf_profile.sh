@@ -4,6 +4,10 @@
 # PROMPTS=single_turn JSONL ({"text": ..., "output_length": N} per line)  OUT=results dir
 # --prompt-corpus random: the prompts come from PROMPTS, so AIPerf need not tokenize its built-in
 # corpus (5 MB of Shakespeare, for synthetic prompts) at start-up; the requests are the same.
+# --request-rate 1000 --arrival-pattern constant: with --concurrency alone, AIPerf polls without pause
+# for a free slot while all are taken, which keeps a CPU core busy for the whole run. At a constant
+# 1000 requests/s, far more than an LLM server finishes, it looks once a millisecond instead, and
+# --concurrency still caps the requests in flight.
 aiperf profile \
   --model "${MODEL:-tensorrt_llm}" \
   --url "http://${TRITON_HTTP:-localhost:8000}/v2/models/${MODEL:-tensorrt_llm}" \
@@ -13,6 +17,7 @@ aiperf profile \
   --custom-dataset-type single_turn \
   --tokenizer "$TOKENIZER" \
   --concurrency "${CONCURRENCY:-1,2,4}" \
+  --request-rate 1000 --arrival-pattern constant \
   --request-count "${REQUESTS:-8}" \
   --export-level raw \
   --artifact-dir "$OUT" \
