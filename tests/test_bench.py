@@ -126,7 +126,6 @@ def test_aiperf_paces_its_requests_and_still_keeps_the_concurrency_in_flight(aip
     path; the requests in flight still reach the level and never pass it."""
     log = (aiperf_run / "logs" / "aiperf.log").read_text()
     assert "Creating interval generator: pattern=constant, rate=1000.0" in log, log[-2000:]
-    assert "pattern=concurrency_burst" not in log
     raw = [json.loads(line)["metadata"] for line in (aiperf_run / results.RAW).read_text().splitlines() if line.strip()]
     spans = [(m["request_start_ns"], m["request_end_ns"]) for m in raw if m.get("benchmark_phase") == "profiling"]
     assert len(spans) == 3
