@@ -6,8 +6,10 @@
 # corpus (5 MB of Shakespeare, for synthetic prompts) at start-up; the requests are the same.
 # --request-rate 1000 --arrival-pattern constant: with --concurrency alone, AIPerf polls without pause
 # for a free slot while all are taken, which keeps a CPU core busy until its last request is sent. At
-# a constant 1000 requests/s, far more than an LLM server finishes, it looks once a millisecond
-# instead (measured: about a fifth of one core), and --concurrency still caps the requests in flight.
+# a constant 1000 requests/s it looks once a millisecond instead (measured on 2 cores: about a fifth
+# of one), and --concurrency still caps the requests in flight. Level N starts its first N requests
+# over N ms, and the rate holds requests back only if they take under N ms each. (An added warm-up,
+# --warmup-request-count, over several levels is paced but not capped.)
 aiperf profile \
   --model "${MODEL:-tensorrt_llm}" \
   --url "http://${TRITON_HTTP:-localhost:8000}/v2/models/${MODEL:-tensorrt_llm}" \
