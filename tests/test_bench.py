@@ -101,6 +101,12 @@ def test_aiperf_leaves_nothing_in_the_temp_dir(aiperf):
     assert aiperf[1] == set()
 
 
+def _profiled(run: Path) -> list[dict]:
+    """The raw export's records of the profiling phase (the rule results.acceptance reads them by)."""
+    raw = [json.loads(line) for line in (run / results.RAW).read_text().splitlines() if line.strip()]
+    return [row for row in raw if (row.get("metadata") or {}).get("benchmark_phase", "profiling") == "profiling"]
+
+
 @needs_aiperf
 def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
     assert results.run_dirs(aiperf_run) == [aiperf_run]
@@ -113,8 +119,7 @@ def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
         # several events in one chunk (ITL 0, TTFT = latency); that the events were per step is
         # shown by the responses AIPerf recorded for each request.
         assert r.latency_ms >= r.ttft_ms
-    raw = [json.loads(line) for line in (aiperf_run / results.RAW).read_text().splitlines() if line.strip()]
-    profiled = [row for row in raw if (row.get("metadata") or {}).get("benchmark_phase", "profiling") == "profiling"]
+    profiled = _profiled(aiperf_run)
     assert profiled and all(len(row.get("responses") or []) > 1 for row in profiled), \
         [len(row.get("responses") or []) for row in profiled]
 
@@ -126,8 +131,7 @@ def test_aiperf_paces_its_requests_and_still_keeps_the_concurrency_in_flight(aip
     path; the requests in flight still reach the level and never pass it."""
     log = (aiperf_run / "logs" / "aiperf.log").read_text()
     assert "Creating interval generator: pattern=constant, rate=1000.0" in log, log[-2000:]
-    raw = [json.loads(line)["metadata"] for line in (aiperf_run / results.RAW).read_text().splitlines() if line.strip()]
-    spans = [(m["request_start_ns"], m["request_end_ns"]) for m in raw if m.get("benchmark_phase") == "profiling"]
+    spans = [(row["metadata"]["request_start_ns"], row["metadata"]["request_end_ns"]) for row in _profiled(aiperf_run)]
     assert len(spans) == 3
     in_flight = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
     assert in_flight == 2, spans
