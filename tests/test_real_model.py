@@ -1,7 +1,11 @@
 """The CPU engine on the real model (SmolLM2-135M-Instruct): speculation never changes the text.
 
 Few prompts and few tokens (a 135M model on 2 shared cores): module-scoped engines, one
-baseline run per prompt, compared token for token with every method.
+baseline run per prompt, compared token for token with every method. Draft/Target answers the code
+prompt alone, and must both keep and reject drafts there: each of its steps runs the 27-layer draft
+up to max_draft_len times before the target's pass, so a prompt costs it about twice what it costs
+NGram (one process, this guide's 2-core machine: 4.1 CPU s against 1.9 on the code prompt), and
+its drafter's path is the same on the other two prompts.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ QUESTIONS = {
                "six. Entry is free on Wednesdays.\n\nQuestion: When does the museum close?",
     "chat": "Give me one tip for sleeping better.",
 }
+#: The prompts each method answers (all of QUESTIONS unless named here).
+KINDS = {"draft_target": ("code",)}
 SPECS = {
     "ngram": "speculative_config: {decoding_type: NGram, max_draft_len: 4, max_matching_ngram_size: 2}\n",
     "draft_target": "speculative_config: {decoding_type: DraftTarget, max_draft_len: 2, speculative_model_dir: DRAFT}\n",
@@ -70,10 +76,13 @@ def test_baseline_answers_in_english(baseline):
 @pytest.mark.parametrize("method", list(SPECS))
 def test_greedy_output_is_the_baselines_token_for_token(method, baseline, prompts, smollm2_dir, tmp_path):
     engine = _engine(method, smollm2_dir, tmp_path)
-    for kind, prompt in prompts.items():
-        got, want = _run(engine, prompt), baseline[1][kind]
+    for kind in KINDS.get(method, QUESTIONS):
+        got, want = _run(engine, prompts[kind]), baseline[1][kind]
         assert got.token_ids == want.token_ids, (method, kind, got.text, want.text)
         assert got.stats.target_steps == len(got.token_ids) - got.stats.accepted_tokens
         if method != "draft_target" and kind == "code":
             # speculation really active: the rewritten function repeats the prompt's code
             assert got.stats.accepted_tokens > 0 and got.stats.target_steps < MAX_TOKENS, got.stats
+        if method == "draft_target":
+            # the one prompt takes both paths of a step: a draft kept, and a draft cut at a rejection
+            assert got.stats.accepted_tokens > 0 and got.stats.rejections > 0, got.stats
