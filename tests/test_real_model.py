@@ -2,10 +2,13 @@
 
 Few prompts and few tokens (a 135M model on 2 shared cores): module-scoped engines, one
 baseline run per prompt, compared token for token with every method. Draft/Target answers the code
-prompt alone, and must both keep and reject drafts there: each of its steps runs the 27-layer draft
-up to max_draft_len times before the target's pass, so a prompt costs it about twice what it costs
-NGram (one process, this guide's 2-core machine: 4.1 CPU s against 1.9 on the code prompt), and
-its drafter's path is the same on the other two prompts.
+prompt alone, and must there both accept a whole draft and cut a draft at a mismatch:
+each of its generation steps runs the 27-layer draft up to max_draft_len times before the target's
+pass, so a prompt costs it about twice what it costs NGram (one process, one thread, this guide's
+2-core machine: 4.1 CPU s against 1.9 on the code prompt). The two prompts it skips are where its
+draft is shortened by the token budget (chat) and where its answer ends at the end-of-sequence
+token (context); tests/test_speculation.py covers both paths with test drafters, and
+tests/test_engine_generate.py runs Draft/Target over several prompts on one engine (tiny models).
 """
 
 from __future__ import annotations
@@ -84,5 +87,7 @@ def test_greedy_output_is_the_baselines_token_for_token(method, baseline, prompt
             # speculation really active: the rewritten function repeats the prompt's code
             assert got.stats.accepted_tokens > 0 and got.stats.target_steps < MAX_TOKENS, got.stats
         if method == "draft_target":
-            # the one prompt takes both paths of a step: a draft kept, and a draft cut at a rejection
+            # the one prompt keeps a whole draft (max_draft_len 2, plus the target's own token, in
+            # one step) and cuts a draft at a mismatch
+            assert max(got.stats.acceptance_lengths) == 2 + 1, got.stats
             assert got.stats.accepted_tokens > 0 and got.stats.rejections > 0, got.stats
