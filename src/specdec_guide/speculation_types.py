@@ -109,7 +109,7 @@ class SpecStats:
     target_steps: int = 0
     drafted_tokens: int = 0
     accepted_tokens: int = 0
-    rejections: int = 0  # steps whose draft was cut short by a mismatch
+    rejections: int = 0  # steps whose draft was not kept whole: cut at a mismatch, or at an end token in it
     acceptance_lengths: list[int] = field(default_factory=list)
 
     @property
