@@ -101,12 +101,6 @@ def test_aiperf_leaves_nothing_in_the_temp_dir(aiperf):
     assert aiperf[1] == set()
 
 
-def _profiled(run: Path) -> list[dict]:
-    """The raw export's records of the profiling phase (the rule results.acceptance reads them by)."""
-    raw = [json.loads(line) for line in (run / results.RAW).read_text().splitlines() if line.strip()]
-    return [row for row in raw if (row.get("metadata") or {}).get("benchmark_phase", "profiling") == "profiling"]
-
-
 @needs_aiperf
 def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
     assert results.run_dirs(aiperf_run) == [aiperf_run]
@@ -119,7 +113,7 @@ def test_aiperf_runs_each_concurrency_level_without_errors(aiperf_run):
         # several events in one chunk (ITL 0, TTFT = latency); that the events were per step is
         # shown by the responses AIPerf recorded for each request.
         assert r.latency_ms >= r.ttft_ms
-    profiled = _profiled(aiperf_run)
+    profiled = [row for _, row in results.profiled_records(aiperf_run)]
     assert profiled and all(len(row.get("responses") or []) > 1 for row in profiled), \
         [len(row.get("responses") or []) for row in profiled]
 
@@ -131,7 +125,8 @@ def test_aiperf_paces_its_requests_and_still_keeps_the_concurrency_in_flight(aip
     path; the requests in flight still reach the level and never pass it."""
     log = (aiperf_run / "logs" / "aiperf.log").read_text()
     assert "Creating interval generator: pattern=constant, rate=1000.0" in log, log[-2000:]
-    spans = [(row["metadata"]["request_start_ns"], row["metadata"]["request_end_ns"]) for row in _profiled(aiperf_run)]
+    spans = [(row["metadata"]["request_start_ns"], row["metadata"]["request_end_ns"])
+             for _, row in results.profiled_records(aiperf_run)]
     assert len(spans) == 3
     in_flight = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
     assert in_flight == 2, spans
@@ -190,6 +185,19 @@ def test_acceptance_takes_the_last_counters_and_derives_the_length(tmp_path):
     assert (got.requests, got.output_tokens, got.drafted, got.accepted) == (1, 10, 8, 6)
     assert got.acceptance_rate == pytest.approx(0.75)
     assert got.acceptance_length == pytest.approx(10 / 4)  # 10 tokens in 10 - 6 = 4 target steps
+
+
+def test_a_warm_up_request_is_left_out_of_the_acceptance(tmp_path):
+    # AIPerf marks a --warmup-request-count request's record with benchmark_phase "warmup".
+    run = _fake_run(tmp_path, [{"text_output": "ab", "total_draft_tokens": "8", "total_accepted_draft_tokens": "6"}])
+    profiled = json.loads((run / results.RAW).read_text())
+    warm = {**profiled, "metadata": {"x_request_id": "w1", "benchmark_phase": "warmup"},
+            "responses": [{"perf_ns": 0, "packets": [{"name": "data", "value": json.dumps(
+                {"text_output": "x", "total_draft_tokens": "4", "total_accepted_draft_tokens": "4"})}]}]}
+    (run / results.RAW).write_text(json.dumps(warm) + "\n" + json.dumps(profiled) + "\n")
+    got = results.acceptance(run)["all"]
+    assert (got.requests, got.drafted, got.accepted) == (1, 8, 6)
+    assert [n for n, _ in results.profiled_records(run)] == [2]
 
 
 def test_a_request_without_counters_is_reported_with_its_line(tmp_path):

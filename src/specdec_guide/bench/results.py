@@ -159,6 +159,13 @@ def _number(body: dict, name: str) -> float:
     return float(value)  # TensorRT-LLM's model sends these as strings
 
 
+def profiled_records(run_dir: str | Path) -> list[tuple[int, dict]]:
+    """The raw export's records of the profiling phase (a warm-up's are left out), each with its
+    number among the file's records."""
+    rows = enumerate(_jsonl(Path(run_dir) / RAW), start=1)
+    return [(n, row) for n, row in rows if (row.get("metadata") or {}).get("benchmark_phase", "profiling") == "profiling"]
+
+
 def acceptance(run_dir: str | Path, groups: dict[str, list[str]] | None = None) -> dict[str, Acceptance]:
     """Acceptance counters added up per group of prompts (``{"all": ...}`` without groups).
 
@@ -177,9 +184,7 @@ def acceptance(run_dir: str | Path, groups: dict[str, list[str]] | None = None) 
             tokens[rid] = int(osl)
     owner = {text: name for name, texts in (groups or {}).items() for text in texts}
     totals: dict[str, list[int]] = {}
-    for lineno, row in enumerate(_jsonl(run_dir / RAW), start=1):
-        if (row.get("metadata") or {}).get("benchmark_phase", "profiling") != "profiling":
-            continue
+    for lineno, row in profiled_records(run_dir):
         counters = _last_counters(row.get("responses") or [])
         if counters is None:
             raise UserError(f"{run_dir / RAW}:{lineno}:1: no total_draft_tokens in any response "
